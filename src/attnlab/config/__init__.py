@@ -1,0 +1,15 @@
+"""Typed, validated access to params.yaml: the single source of truth for every knob."""
+
+from attnlab.config.base import Section
+from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
+from attnlab.config.loader import Params, load_params, parse_params
+
+__all__ = [
+    "BpeParams",
+    "DownloadParams",
+    "Params",
+    "Section",
+    "TokenizeParams",
+    "load_params",
+    "parse_params",
+]

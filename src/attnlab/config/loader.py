@@ -1,0 +1,69 @@
+"""Turn params.yaml into typed, frozen config objects, or fail naming the offending key."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import Field, ValidationError
+
+from attnlab.config.base import Section
+from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
+from attnlab.errors import ParamsError
+
+
+class Params(Section):
+    """Everything in params.yaml; each stage reads only the sections it declares in dvc.yaml.
+
+    No field has a default: a knob missing from params.yaml is an error, so nothing that
+    changes a result can hide in code where DVC does not track it.
+    """
+
+    seed: Annotated[int, Field(ge=0)]
+    download: DownloadParams
+    bpe: BpeParams
+    tokenize: TokenizeParams
+
+
+def _key(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "<root>"
+
+
+def _describe(error: dict[str, Any]) -> str:
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = "unknown key (not a parameter of attnlab; check its spelling)"
+    elif error["type"] == "missing":
+        message = "required key is missing"
+    return f"{_key(error['loc'])}: {message}"
+
+
+def parse_params(raw: Any, source: str = "params") -> Params:
+    """Validate an already-parsed params mapping.
+
+    Raises:
+        ParamsError: one line per offending key, each starting with its dotted path
+            (``download.sha256: expected 64 hex characters (lower case)``).
+    """
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{source}: expected a mapping at the top level")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as err:
+        lines = [_describe(e) for e in err.errors(include_url=False)]
+        raise ParamsError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
+
+
+def load_params(path: Path | str) -> Params:
+    """Read and validate a params file (``params.yaml``) before any stage does work.
+
+    Raises:
+        ParamsError: the file is missing, is not YAML, or holds an invalid value.
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParamsError(f"{path}: no such params file") from None
+    except yaml.YAMLError as err:
+        raise ParamsError(f"{path}: not valid YAML: {err}") from None
+    return parse_params(raw, source=str(path))

@@ -1,0 +1,1 @@
+"""The data half of the pipeline: download, byte-level BPE, token Parquet files."""
