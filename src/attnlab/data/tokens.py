@@ -1,0 +1,91 @@
+"""The token stream as Parquet (P0 of EXPERIMENTS.md): encode, split 90/10, store, read back.
+
+Each split is one ``uint16`` column named ``token``; the schema metadata names the split
+and the SHA-256 of the tokenizer that produced it, so a stale file is easy to detect.
+Reading back goes from Arrow's buffer to a torch tensor without a further copy.
+"""
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from tokenizers import Tokenizer
+
+TOKEN_COLUMN = "token"
+# 64 Ki tokens (128 KiB) per row group: a few groups for tiny Shakespeare, and row groups
+# small enough that a reader of a larger corpus can stream them.
+ROW_GROUP_TOKENS = 1 << 16
+_MAX_UINT16_VOCAB = 1 << 16
+
+
+@dataclass(frozen=True)
+class TokenSplit:
+    """A contiguous run of the token stream and what it is called."""
+
+    name: str
+    tokens: np.ndarray  # (N,) uint16
+
+
+def encode_corpus(tokenizer: Tokenizer, text: str) -> np.ndarray:
+    """Encode ``text`` into one ``uint16`` token stream.
+
+    Raises:
+        ValueError: the tokenizer has more ids than 16 bits can hold.
+    """
+    if tokenizer.get_vocab_size() > _MAX_UINT16_VOCAB:
+        raise ValueError(f"vocab of {tokenizer.get_vocab_size()} does not fit in uint16 tokens")
+    return np.asarray(tokenizer.encode(text).ids, dtype=np.uint16)
+
+
+def split_stream(tokens: np.ndarray, val_fraction: float) -> tuple[TokenSplit, TokenSplit]:
+    """Cut the stream in two: the first ``1 - val_fraction`` trains, the rest validates.
+
+    Splitting tokens rather than characters is the catalogue's choice (P0); the train
+    size is rounded down, so every token lands in exactly one split.
+    """
+    n_train = int(len(tokens) * (1.0 - val_fraction))
+    if n_train == 0 or n_train == len(tokens):
+        raise ValueError(f"val_fraction={val_fraction} leaves a split of {len(tokens)} tokens empty")
+    return TokenSplit("train", tokens[:n_train]), TokenSplit("val", tokens[n_train:])
+
+
+def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
+    """Write one split as a single-column Parquet file with descriptive schema metadata."""
+    schema = pa.schema(
+        [pa.field(TOKEN_COLUMN, pa.uint16(), nullable=False)],
+        metadata={
+            "attnlab.split": split.name,
+            "attnlab.tokenizer_sha256": tokenizer_sha256,
+            "attnlab.tokens": str(len(split.tokens)),
+        },
+    )
+    table = pa.Table.from_arrays([pa.array(split.tokens, type=pa.uint16())], schema=schema)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, row_group_size=ROW_GROUP_TOKENS, compression="zstd")
+
+
+def read_metadata(path: Path) -> dict[str, str]:
+    """The ``attnlab.*`` schema metadata of a token file, without reading its data."""
+    raw = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in raw.items() if k.startswith(b"attnlab.")}
+
+
+def read_tokens(path: Path) -> torch.Tensor:
+    """Load a token file as a 1-D ``torch.uint16`` tensor that shares Arrow's memory.
+
+    Parquet decoding fills one Arrow buffer per row group; joining them is the single copy.
+    From there NumPy and torch only take views. The tensor is read-only in spirit: training
+    gathers windows from it and never writes into it.
+    """
+    column = pq.read_table(path, columns=[TOKEN_COLUMN]).column(TOKEN_COLUMN)
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    view = array.to_numpy(zero_copy_only=True)  # (N,) uint16, a view of the Arrow buffer
+    with warnings.catch_warnings():
+        # torch warns that the buffer is not writable; nothing ever writes into it.
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(view)
