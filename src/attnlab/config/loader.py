@@ -4,10 +4,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
+from attnlab.config.variants import (
+    BudgetParams,
+    TrainParams,
+    Variant,
+    VariantOverrides,
+    check_variant_name,
+    resolve_variant,
+)
 from attnlab.errors import ParamsError
 
 
@@ -22,10 +30,51 @@ class Params(Section):
     download: DownloadParams
     bpe: BpeParams
     tokenize: TokenizeParams
+    budget: BudgetParams
+    model: dict[str, Any]
+    train: TrainParams
+    variants: dict[str, VariantOverrides]
+
+    _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
+
+    @field_validator("model")
+    @classmethod
+    def _vocab_is_derived(cls, model: dict[str, Any]) -> dict[str, Any]:
+        if "vocab_size" in model:
+            raise ValueError("vocab_size is not set here: it is bpe.vocab_size")
+        return model
+
+    @field_validator("variants")
+    @classmethod
+    def _kebab_names(cls, variants: dict[str, VariantOverrides]) -> dict[str, VariantOverrides]:
+        for name in variants:
+            check_variant_name(name)
+        return variants
+
+    @model_validator(mode="after")
+    def _resolve_every_variant(self) -> "Params":
+        # Resolving all variants here means a bad override fails every stage up front,
+        # before any data is read or any step is trained.
+        for name, overrides in self.variants.items():
+            self._resolved[name] = resolve_variant(
+                name, overrides, self.model, self.train, self.bpe.vocab_size
+            )
+        return self
+
+    def variant(self, name: str) -> Variant:
+        """The resolved variant called ``name``.
+
+        Raises:
+            ParamsError: no variant has that name (the message lists the known ones).
+        """
+        if name not in self._resolved:
+            known = ", ".join(sorted(self._resolved))
+            raise ParamsError(f"variants.{name}: no such variant; known: {known}")
+        return self._resolved[name]
 
 
 def _key(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "<root>"
+    return ".".join(str(part) for part in loc)
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -34,7 +83,8 @@ def _describe(error: dict[str, Any]) -> str:
         message = "unknown key (not a parameter of attnlab; check its spelling)"
     elif error["type"] == "missing":
         message = "required key is missing"
-    return f"{_key(error['loc'])}: {message}"
+    # Cross-section checks (the variants) already name their key inside the message.
+    return f"{_key(error['loc'])}: {message}" if error["loc"] else message
 
 
 def parse_params(raw: Any, source: str = "params") -> Params:

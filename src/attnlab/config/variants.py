@@ -1,0 +1,130 @@
+"""Trained variants as data: model and training defaults plus per-variant overrides.
+
+Every trained row of EXPERIMENTS.md (E02, E08, E11, E13, E18) is an entry of
+``variants`` in params.yaml named ``<experiment>-<row>``; it overrides the P0 defaults of
+``model`` and ``train``. :func:`resolve_variant` turns one entry into the objects training
+needs, and the loader resolves every entry up front, so a bad override fails before any
+stage does work.
+"""
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError, model_validator
+
+from attnlab.config.base import Section
+from attnlab.errors import ParamsError
+from attnlab.models import ModelConfig
+
+_VARIANT_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)+")
+
+
+class BudgetParams(Section):
+    """One knob that scales every step count: 1.0 is the story's budget."""
+
+    scale: Annotated[float, Field(gt=0.0, le=100.0)]
+
+    def steps(self, steps: int) -> int:
+        """``steps`` scaled by the budget, never fewer than one."""
+        return max(1, round(steps * self.scale))
+
+
+class TrainParams(Section):
+    """How one variant is optimised (P0: AdamW at 1e-3, 3000 steps of 64 windows)."""
+
+    steps: Annotated[int, Field(gt=0)]
+    batch_size: Annotated[int, Field(gt=0)]
+    lr: Annotated[float, Field(gt=0.0)]
+    warmup_steps: Annotated[int, Field(ge=0)]
+    weight_decay: Annotated[float, Field(ge=0.0)]
+    betas: Annotated[
+        list[Annotated[float, Field(ge=0.0, lt=1.0)]], Field(min_length=2, max_length=2)
+    ]
+
+    @model_validator(mode="after")
+    def _warmup_fits(self) -> "TrainParams":
+        if self.warmup_steps > self.steps:
+            raise ValueError(
+                f"warmup_steps ({self.warmup_steps}) must not exceed steps ({self.steps})"
+            )
+        return self
+
+
+class VariantOverrides(Section):
+    """What one variant changes relative to the ``model`` and ``train`` defaults."""
+
+    model: dict[str, Any] = {}
+    train: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A trained variant, fully resolved: its name, experiment, model and training recipe."""
+
+    name: str
+    model: ModelConfig
+    train: TrainParams
+
+    @property
+    def experiment(self) -> str:
+        """The experiment group: the name's first word (``ladder`` of ``ladder-mlp``)."""
+        return self.name.split("-", 1)[0]
+
+
+def check_variant_name(name: str) -> str:
+    """Variant names are kebab-case ``<experiment>-<row>``: they key stages and paths."""
+    if not _VARIANT_NAME.fullmatch(name):
+        raise ValueError(f"expected a kebab-case <experiment>-<row> name, got {name!r}")
+    return name
+
+
+def build_model_config(values: dict[str, Any], key: str) -> ModelConfig:
+    """Build a :class:`ModelConfig` from plain values, naming ``key`` in any error.
+
+    Raises:
+        ParamsError: an unknown field, or a value or combination ModelConfig rejects.
+    """
+    known = {field.name for field in dataclasses.fields(ModelConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ParamsError(f"{key}.{unknown[0]}: unknown key (not a field of the model config)")
+    try:
+        return ModelConfig(**values)
+    except ValueError as err:
+        # ModelConfig's messages start with the field name: "n_head: d_model=...".
+        raise ParamsError(f"{key}.{err}") from None
+
+
+def resolve_variant(
+    name: str,
+    overrides: VariantOverrides,
+    model_defaults: dict[str, Any],
+    train_defaults: TrainParams,
+    vocab_size: int,
+) -> Variant:
+    """Merge one variant's overrides onto the defaults and validate the result.
+
+    Args:
+        name: the variant's key in ``variants``.
+        overrides: its ``model`` and ``train`` overrides.
+        model_defaults: the ``model`` section (every ModelConfig field but vocab_size).
+        train_defaults: the validated ``train`` section.
+        vocab_size: the tokenizer's vocabulary (``bpe.vocab_size``), never stored twice.
+
+    Raises:
+        ParamsError: naming ``variants.<name>.model.<field>`` or ``...train.<field>``.
+    """
+    key = f"variants.{name}"
+    model = build_model_config(
+        {**model_defaults, **overrides.model, "vocab_size": vocab_size}, f"{key}.model"
+    )
+    try:
+        train = TrainParams.model_validate({**train_defaults.model_dump(), **overrides.train})
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"])
+        where = f"{key}.train.{field}" if field else f"{key}.train"
+        raise ParamsError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+    return Variant(name=name, model=model, train=train)
