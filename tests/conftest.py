@@ -1,0 +1,110 @@
+"""Shared fixtures: the shared corpus mirror, and a throw-away git + DVC copy of the project."""
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _corpus_mirror() -> Path | None:
+    configured = os.environ.get("ATTNLAB_CORPUS_MIRROR")
+    if configured:
+        return Path(configured.removeprefix("file://"))
+    beside = PROJECT_ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
+    return beside if beside.is_file() else None
+
+
+@pytest.fixture(scope="session")
+def corpus_mirror() -> Path:
+    """The local byte-exact copy of tiny Shakespeare that replaces the network in tests."""
+    mirror = _corpus_mirror()
+    if mirror is None or not mirror.is_file():
+        pytest.fail("set ATTNLAB_CORPUS_MIRROR to a local copy of tiny Shakespeare")
+    return mirror
+
+
+def _project_files() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=PROJECT_ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [name for name in listed.split("\0") if name and (PROJECT_ROOT / name).is_file()]
+
+
+class DvcProject:
+    """A fresh git repository holding the project's files, for running the real ``dvc``."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.root = root
+        self.env = env
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a command in the project, failing the test with its output on error."""
+        done = subprocess.run(args, cwd=self.root, env=self.env, capture_output=True, text=True)
+        if check and done.returncode != 0:
+            pytest.fail(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def dvc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``dvc`` from this environment inside the project."""
+        return self.run(sys.executable, "-m", "dvc", *args, check=check)
+
+    def edit_params(self, edit: Callable[[dict], None], commit: bool = True) -> None:
+        """Change params.yaml in place (and commit it, so ``dvc exp`` sees a clean baseline)."""
+        path = self.root / "params.yaml"
+        params = yaml.safe_load(path.read_text())
+        edit(params)
+        path.write_text(yaml.safe_dump(params, sort_keys=False))
+        if commit:
+            self.run("git", "commit", "-qam", "shrink params for the test")
+
+    def ran_stages(self, output: str) -> list[str]:
+        """The stages a ``dvc repro`` / ``dvc exp run`` output says it ran."""
+        return [
+            line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage '")
+        ]
+
+
+@pytest.fixture
+def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
+    """A copy of the project (tracked and untracked-but-not-ignored files) in a new git repo.
+
+    ``dvc.lock`` is dropped so every stage really runs; ``python`` on the PATH is this
+    test's interpreter, so stage commands import the attnlab under test. W&B is offline
+    and writes, like every run artefact, under ``tmp_path``.
+    """
+    root = tmp_path / "project"
+    for name in _project_files():
+        if name == "dvc.lock":
+            continue
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT_ROOT / name, target)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "ATTNLAB_CORPUS_MIRROR": str(corpus_mirror),
+        "ATTNLAB_RUN_ROOT": str(tmp_path / "runs"),
+        "WANDB_MODE": "offline",
+        "WANDB_DIR": str(tmp_path / "wandb"),
+        "DVC_NO_ANALYTICS": "1",
+        "GIT_AUTHOR_NAME": "attnlab tests",
+        "GIT_AUTHOR_EMAIL": "tests@attnlab.invalid",
+        "GIT_COMMITTER_NAME": "attnlab tests",
+        "GIT_COMMITTER_EMAIL": "tests@attnlab.invalid",
+    }
+    project = DvcProject(root, env)
+    project.run("git", "init", "-q", "-b", "main")
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "project under test")
+    return project

@@ -1,0 +1,44 @@
+"""The real ``dvc repro`` of the data stages in a throw-away clone (issue: foundation)."""
+
+import hashlib
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_repro_then_nothing_then_only_the_bpe_knob_reruns(dvc_project):
+    first = dvc_project.dvc("repro", "tokenize")
+    assert dvc_project.ran_stages(first.stdout) == ["download", "bpe", "tokenize"]
+    root = dvc_project.root
+    corpus = json.loads((root / "reports/metrics/corpus.json").read_text())
+    assert corpus["train_tokens"] + corpus["val_tokens"] == corpus["tokens"]
+    assert pq.read_metadata(root / "data/tokens/train.parquet").num_rows == corpus["train_tokens"]
+
+    again = dvc_project.dvc("repro", "tokenize")
+    assert dvc_project.ran_stages(again.stdout) == []
+
+    exp = dvc_project.dvc("exp", "run", "-S", "bpe.vocab_size=512", "tokenize")
+    assert dvc_project.ran_stages(exp.stdout) == ["bpe", "tokenize"]
+    assert json.loads((root / "reports/metrics/corpus.json").read_text())["vocab_size"] == 512
+
+    shown = dvc_project.dvc("metrics", "show", "--json")
+    assert "chars_per_token" in shown.stdout
+
+
+def test_a_corrupt_mirror_is_refused_and_nothing_lands(dvc_project, tmp_path, corpus_mirror):
+    bad = tmp_path / "corrupt.txt"
+    data = bytearray(corpus_mirror.read_bytes())
+    data[1000] ^= 0x01
+    bad.write_bytes(bytes(data))
+    dvc_project.env["ATTNLAB_CORPUS_MIRROR"] = str(bad)
+    failed = dvc_project.dvc("repro", "download", check=False)
+    assert failed.returncode != 0
+    message = failed.stdout + failed.stderr
+    assert "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed" in message
+    assert hashlib.sha256(bytes(data)).hexdigest() in message
+    assert "Traceback" not in message
+    assert not (dvc_project.root / "data/raw/input.txt").exists()
+    assert not (dvc_project.root / "dvc.lock").exists()
