@@ -44,18 +44,12 @@ class Params(Section):
             raise ValueError("vocab_size is not set here: it is bpe.vocab_size")
         return model
 
-    @field_validator("variants")
-    @classmethod
-    def _kebab_names(cls, variants: dict[str, VariantOverrides]) -> dict[str, VariantOverrides]:
-        for name in variants:
-            check_variant_name(name)
-        return variants
-
     @model_validator(mode="after")
     def _resolve_every_variant(self) -> "Params":
         # Resolving all variants here means a bad override fails every stage up front,
         # before any data is read or any step is trained.
         for name, overrides in self.variants.items():
+            check_variant_name(name)
             self._resolved[name] = resolve_variant(
                 name, overrides, self.model, self.train, self.bpe.vocab_size
             )

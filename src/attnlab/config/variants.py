@@ -76,7 +76,7 @@ class Variant:
 def check_variant_name(name: str) -> str:
     """Variant names are kebab-case ``<experiment>-<row>``: they key stages and paths."""
     if not _VARIANT_NAME.fullmatch(name):
-        raise ValueError(f"expected a kebab-case <experiment>-<row> name, got {name!r}")
+        raise ValueError(f"variants.{name}: expected a kebab-case <experiment>-<row> name")
     return name
 
 

@@ -1,0 +1,109 @@
+"""Byte-level BPE and the token Parquet files (stages bpe and tokenize)."""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from attnlab.data.bpe import BYTE_TOKENS, load_tokenizer, save_tokenizer, train_bpe
+from attnlab.data.tokens import (
+    encode_corpus,
+    read_metadata,
+    read_tokens,
+    split_stream,
+    write_split,
+)
+
+# A tiny in-file corpus keeps these tests hermetic and fast (nanochat's habit).
+TINY = (
+    "ROMEO:\nBut, soft! what light through yonder window breaks?\n"
+    "It is the east, and Juliet is the sun.\n"
+    "JULIET:\nO Romeo, Romeo! wherefore art thou Romeo?\n"
+) * 40
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_bpe(TINY, vocab_size=300)
+
+
+def test_the_vocab_is_256_bytes_plus_exactly_the_merges_asked_for(tokenizer):
+    assert tokenizer.get_vocab_size() == 300
+    assert tokenizer.get_vocab_size() - BYTE_TOKENS == 44
+
+
+def test_too_many_merges_for_the_text_is_an_error():
+    with pytest.raises(ValueError, match="too short for this vocab_size"):
+        train_bpe("ab ab ab", vocab_size=1024)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "wherefore art thou Romeo?",
+        "naïve café — “quoted” ☃ 日本語 🙂",
+        "\x00\x01\x7f bytes\tnever\r\nseen",
+        "  leading and trailing spaces  ",
+        "",
+    ],
+)
+def test_encode_decode_round_trips_any_text(tokenizer, text):
+    ids = tokenizer.encode(text).ids
+    assert all(0 <= i < 300 for i in ids)
+    assert tokenizer.decode(ids) == text
+
+
+def test_training_is_deterministic_byte_for_byte(tmp_path):
+    first = save_tokenizer(train_bpe(TINY, 300), tmp_path / "a.json")
+    second = save_tokenizer(train_bpe(TINY, 300), tmp_path / "b.json")
+    assert first == second
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert load_tokenizer(tmp_path / "a.json").encode(TINY).ids == train_bpe(TINY, 300).encode(
+        TINY
+    ).ids
+
+
+def test_merges_compress_the_training_text(tokenizer):
+    assert len(encode_corpus(tokenizer, TINY)) < len(TINY.encode()) / 2
+
+
+def test_the_split_is_90_10_on_tokens_and_covers_every_token():
+    tokens = np.arange(1000, dtype=np.uint16)
+    train, val = split_stream(tokens, 0.1)
+    assert (len(train.tokens), len(val.tokens)) == (900, 100)
+    assert np.array_equal(np.concatenate([train.tokens, val.tokens]), tokens)
+    with pytest.raises(ValueError, match="empty"):
+        split_stream(tokens[:1], 0.1)
+
+
+def test_parquet_round_trips_values_schema_and_metadata(tmp_path):
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 1024, size=200_000, dtype=np.uint16)
+    train, _ = split_stream(tokens, 0.1)
+    path = tmp_path / "train.parquet"
+    write_split(train, path, tokenizer_sha256="ab" * 32)
+
+    schema = pq.read_schema(path)
+    assert schema.names == ["token"] and str(schema.field("token").type) == "uint16"
+    assert pq.read_metadata(path).num_row_groups == 3  # 180,000 tokens in 64 Ki groups
+    assert read_metadata(path) == {
+        "attnlab.split": "train",
+        "attnlab.tokenizer_sha256": "ab" * 32,
+        "attnlab.tokens": "180000",
+    }
+    loaded = read_tokens(path)
+    assert loaded.dtype == torch.uint16
+    assert np.array_equal(loaded.numpy(), train.tokens)
+
+
+@pytest.mark.parametrize("n_tokens", [5_000, 300_000])
+def test_the_tensor_is_a_view_of_arrows_buffer(tmp_path, n_tokens):
+    path = tmp_path / "val.parquet"
+    write_split(split_stream(np.arange(n_tokens, dtype=np.uint16), 0.5)[1], path, "cd" * 32)
+    before = pa.total_allocated_bytes()
+    tensor = read_tokens(path)
+    # The buffer stays allocated in Arrow's pool for as long as the tensor lives: torch
+    # holds a view of it, not a copy (a copy would have let Arrow free it on return).
+    assert pa.total_allocated_bytes() - before >= tensor.numel() * 2
+    assert tensor.tolist() == pq.read_table(path).column("token").to_pylist()

@@ -1,0 +1,93 @@
+"""The contract between dvc.yaml, params.yaml, the stage scripts and the attnlab command."""
+
+import ast
+import shlex
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+from dvc.repo import Repo
+
+from attnlab.cli import STAGES, build_app
+
+ROOT = Path(__file__).resolve().parents[1]
+# Modules every stage uses for plumbing: they change no result, so no stage lists them.
+PLUMBING = {"attnlab.cli", "attnlab.config", "attnlab.errors"}
+
+
+@cache
+def _stages() -> list:
+    return list(Repo(str(ROOT)).index.stages)
+
+
+def _script(stage) -> str:
+    words = shlex.split(stage.cmd)
+    assert words[0] == "python", f"{stage.addressing}: stages run `python pipeline/<stage>.py`"
+    return words[1]
+
+
+def _declared_params(stage) -> list[str]:
+    return [key for dep in stage.params for key in dep.params]
+
+
+def _lookup(tree: dict, dotted: str) -> object:
+    node: object = tree
+    for part in dotted.split("."):
+        assert isinstance(node, dict) and part in node, f"params.yaml has no {dotted}"
+        node = node[part]
+    return node
+
+
+def test_every_stage_runs_its_own_registered_script():
+    for stage in _stages():
+        script = _script(stage)
+        assert (ROOT / script).is_file(), f"{stage.addressing}: {script} is missing"
+        base = stage.addressing.split("@")[0]
+        assert STAGES.get(base) == script, f"attnlab {base} must run {script}"
+        assert script in [str(dep.def_path) for dep in stage.deps]
+
+
+def test_every_registered_command_is_a_stage():
+    assert set(STAGES) == {stage.addressing.split("@")[0] for stage in _stages()}
+
+
+def test_every_declared_param_exists():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for stage in _stages():
+        declared = _declared_params(stage)
+        assert declared, f"{stage.addressing} declares no params"
+        for key in declared:
+            _lookup(params, key)
+
+
+def _attnlab_imports(script: Path) -> set[str]:
+    tree = ast.parse(script.read_text())
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return {m for m in modules if m and m.startswith("attnlab.") and m not in PLUMBING}
+
+
+def _module_file(module: str) -> Path:
+    path = ROOT / "src" / Path(*module.split("."))
+    return path if path.is_dir() else path.with_suffix(".py")
+
+
+@pytest.mark.parametrize("stage", _stages(), ids=lambda s: s.addressing)
+def test_library_code_a_stage_imports_is_one_of_its_deps(stage):
+    deps = [ROOT / str(dep.def_path) for dep in stage.deps]
+    for module in _attnlab_imports(ROOT / _script(stage)):
+        source = _module_file(module)
+        assert source.exists(), f"{module} does not exist"
+        covered = any(source == dep or dep in source.parents for dep in deps)
+        assert covered, f"{stage.addressing} imports {module} but does not list {source}"
+
+
+def test_every_subcommand_help_says_what_it_reads_and_writes():
+    from typer.testing import CliRunner
+
+    app = build_app(ROOT)
+    for name in STAGES:
+        result = CliRunner().invoke(app, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        assert "Reads:" in result.output and "Writes:" in result.output, name
