@@ -81,9 +81,7 @@ class CausalMean(nn.Module):
         counts = torch.arange(1, T + 1, device=x.device, dtype=x.dtype)  # (T,)
         return x.cumsum(dim=1) / counts[:, None]  # (B, T, C)
 
-    def forward_with_record(
-        self, x: Tensor, causal: bool = True
-    ) -> tuple[Tensor, AttentionRecord]:
+    def forward_with_record(self, x: Tensor, causal: bool = True) -> tuple[Tensor, AttentionRecord]:
         """Average by a masked softmax over zero scores; return the output and its record."""
         B, T, _ = x.shape
         scores = x.new_zeros(B, 1, T, T)  # (B, 1, T, T)
@@ -143,9 +141,7 @@ class MultiHeadAttention(nn.Module):
         )  # (B, H, T, Dv)
         return self._merge(y)
 
-    def forward_with_record(
-        self, x: Tensor, causal: bool = True
-    ) -> tuple[Tensor, AttentionRecord]:
+    def forward_with_record(self, x: Tensor, causal: bool = True) -> tuple[Tensor, AttentionRecord]:
         """Attend by an explicit masked softmax; return the output and the scores and weights."""
         q, k, v = self._project(x)
         scores = (q @ k.transpose(-2, -1)) * self.scale  # (B, H, T, T)
