@@ -1,0 +1,33 @@
+"""Evaluation: P0's perplexity, E13's extrapolation, E09's score statistics, E11's gradients.
+
+Pure functions over a model and token tensors, plus the ``ValidationCurve`` callback that
+draws a ``val/ppl`` curve during training. Nothing here knows about params.yaml or paths.
+"""
+
+from attnlab.evaluation.attention_stats import attention_statistics, head_statistics
+from attnlab.evaluation.curve import ValidationCurve
+from attnlab.evaluation.gradients import block_gradient_norms, parameter_counts
+from attnlab.evaluation.initial import build_initial_model
+from attnlab.evaluation.perplexity import (
+    Perplexity,
+    perplexity,
+    perplexity_by_length,
+    score_windows,
+)
+from attnlab.evaluation.windows import Windows, cut_windows, sample_windows
+
+__all__ = [
+    "Perplexity",
+    "ValidationCurve",
+    "Windows",
+    "attention_statistics",
+    "block_gradient_norms",
+    "build_initial_model",
+    "cut_windows",
+    "head_statistics",
+    "parameter_counts",
+    "perplexity",
+    "perplexity_by_length",
+    "sample_windows",
+    "score_windows",
+]

@@ -1,0 +1,130 @@
+"""The validation curve: val/ppl at a few points during training, as a DVC plots file.
+
+Every trained variant gets a ``val/ppl`` curve beside its train-loss curve (issue
+"evaluate"). Each point scores a fixed, seeded subset of P0's validation windows (the same
+windows at every point, so the curve's wiggles are the model's, not the sample's); the
+final, whole-split ``val/ppl`` is the evaluate stage's.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+from lightning.pytorch.callbacks import Callback
+from torch import Tensor
+
+from attnlab.evaluation.perplexity import score_windows
+
+PPL = "val/ppl"
+
+
+class ValidationCurve(Callback):
+    """Append ``step, val/ppl`` to a CSV plots file every ``every_n_steps`` steps.
+
+    Points are taken at step 0 (before any update), at every multiple of
+    ``every_n_steps`` and at the last step of the fit; ``step`` counts the updates made.
+    Only global rank zero scores, writes and logs; the other ranks do nothing, so no
+    collective is involved. Each row is flushed as it is written, and each point is also
+    handed to the trainer's loggers (W&B) as ``val/ppl``.
+
+    Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
+    deletes a stage's outputs before rerunning it, file and all. When a fit starts at
+    global step ``s > 0``, the file is rewritten from the checkpoint's points (or, if the
+    checkpoint has none, from the file's own rows) up to ``s``: rows written after the
+    checkpoint by the killed run are dropped, so the retrained steps appear once. A fit
+    from step 0 starts the file afresh.
+
+    Args:
+        windows: (W, T + 1) int64 validation windows, e.g. from ``sample_windows``.
+        every_n_steps: steps between points (already scaled by the budget).
+        path: the CSV plots file (``step,val/ppl``); its folder is created if missing.
+        batch_size: windows per forward pass.
+
+    The LightningModule's ``forward`` must map token ids (B, T) to logits (B, T, V).
+    """
+
+    def __init__(self, windows: Tensor, every_n_steps: int, path: Path, batch_size: int) -> None:
+        if every_n_steps <= 0:
+            raise ValueError(f"every_n_steps: must be positive, got {every_n_steps}")
+        super().__init__()
+        self.windows = windows
+        self.every_n_steps = every_n_steps
+        self.path = Path(path)
+        self.batch_size = batch_size
+        self.points: list[tuple[int, float]] = []
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Cut the curve back to the step the fit starts at, then take that step's point."""
+        if not trainer.is_global_zero:
+            return
+        step = trainer.global_step
+        if step == 0:  # a new run: nothing of an older file or state belongs to it
+            self.points = []
+        elif not self.points:
+            self.points = self._read()
+        self.points = [(s, ppl) for s, ppl in self.points if s <= step]
+        self._rewrite()
+        for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
+            for s, ppl in self.points:
+                logger.log_metrics({PPL: ppl}, step=s)
+        # Step 0's point; or, on a resume, the checkpoint's own step if it is due and the
+        # checkpoint was written before this callback took it.
+        if step % self.every_n_steps == 0:
+            self._point(trainer, pl_module)
+
+    def on_train_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: object,
+        batch: object,
+        batch_idx: int,
+    ) -> None:
+        """Take a point when the step just finished is a multiple of ``every_n_steps``."""
+        # global_step already counts the optimiser step this batch made.
+        if trainer.is_global_zero and trainer.global_step % self.every_n_steps == 0:
+            self._point(trainer, pl_module)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Take a last point at the final step, unless it already has one."""
+        if trainer.is_global_zero:
+            self._point(trainer, pl_module)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The points so far (saved in every checkpoint)."""
+        return {"points": list(self.points)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue the curve of the checkpointed run."""
+        self.points = [(int(step), float(ppl)) for step, ppl in state_dict["points"]]
+
+    def _point(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        step = trainer.global_step
+        if self.points and self.points[-1][0] == step:
+            return
+        ppl = score_windows(pl_module, self.windows, self.batch_size).ppl
+        self.points.append((step, ppl))
+        with self.path.open("a", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerow((step, repr(ppl)))  # repr: reads back as the same float
+        for logger in trainer.loggers:
+            logger.log_metrics({PPL: ppl}, step=step)
+
+    def _read(self) -> list[tuple[int, float]]:
+        if not self.path.is_file():
+            return []
+        with self.path.open(newline="", encoding="utf-8") as f:
+            return [(int(row["step"]), float(row[PPL])) for row in csv.DictReader(f)]
+
+    def _rewrite(self) -> None:
+        # Written beside the target, then renamed over it: a kill leaves the old or the new.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".partial")
+        with partial.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(("step", PPL))
+            writer.writerows((step, repr(ppl)) for step, ppl in self.points)
+        os.replace(partial, self.path)

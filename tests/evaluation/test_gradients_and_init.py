@@ -1,0 +1,67 @@
+"""E11's gradient norms per block, parameters per component, and the rebuilt initial model."""
+
+import dataclasses
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab.evaluation import block_gradient_norms, build_initial_model, parameter_counts
+from attnlab.models import LanguageModel, ModelConfig, count_parameters_by_formula
+
+V = 32
+CFG = ModelConfig(vocab_size=V, d_model=16, n_head=2, n_layer=3, block_size=16)
+
+
+def _batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    windows = torch.randint(0, V, (4, 17), generator=torch.Generator().manual_seed(seed))
+    return windows[:, :-1], windows[:, 1:]
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_one_gradient_norm_per_block_and_their_ratio(norm):
+    cfg = dataclasses.replace(CFG, norm=norm)
+    model = build_initial_model(cfg, seed=0).train()
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    x, y = _batch()
+    norms = block_gradient_norms(model, x, y)
+    assert list(norms) == [f"grad_norm/block_{i:02d}" for i in range(3)] + [
+        "grad_norm/ratio_last_first"
+    ]
+    assert all(value > 0 for value in norms.values())
+    ratio = norms["grad_norm/block_02"] / norms["grad_norm/block_00"]
+    assert norms["grad_norm/ratio_last_first"] == pytest.approx(ratio)
+    for name, p in model.named_parameters():  # measured before any step: nothing moved
+        assert torch.equal(p, before[name]), name
+
+
+def test_a_block_norm_is_the_norm_of_its_concatenated_gradients():
+    model = build_initial_model(CFG, seed=0).train()
+    x, y = _batch()
+    norms = block_gradient_norms(model, x, y)
+    reference = build_initial_model(CFG, seed=0).train()
+    F.cross_entropy(reference(x).flatten(0, 1), y.flatten()).backward()
+    flat = torch.cat([p.grad.flatten() for p in reference.blocks[1].parameters()])
+    assert norms["grad_norm/block_01"] == pytest.approx(flat.norm().item(), rel=1e-5)
+
+
+def test_parameter_counts_are_the_module_count_per_component():
+    model = build_initial_model(CFG, seed=0)
+    counts = parameter_counts(model)
+    expected = {f"params/{k}": v for k, v in count_parameters_by_formula(CFG).items()}
+    assert counts == expected
+    assert counts["params/total"] == sum(p.numel() for p in model.parameters())
+
+
+def test_the_initial_model_is_a_function_of_the_seed_and_leaves_the_global_rng_alone():
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    first, again = build_initial_model(CFG, seed=7), build_initial_model(CFG, seed=7)
+    assert torch.equal(torch.get_rng_state(), state)
+    other = build_initial_model(CFG, seed=8)
+    torch.manual_seed(7)
+    by_hand = LanguageModel(CFG)
+    for name, p in first.state_dict().items():
+        assert torch.equal(p, again.state_dict()[name]), name
+        assert torch.equal(p, by_hand.state_dict()[name]), name
+    assert not torch.equal(first.tok.weight, other.tok.weight)
