@@ -71,6 +71,7 @@ class CausalMean(nn.Module):
     """
 
     def __init__(self, cfg: ModelConfig | None = None) -> None:
+        # `cfg` is unused: it is accepted so that MIXERS builds every mixer the same way.
         super().__init__()
 
     def forward(self, x: Tensor, causal: bool = True) -> Tensor:
@@ -78,8 +79,9 @@ class CausalMean(nn.Module):
         if not causal:
             return x.mean(dim=1, keepdim=True).expand_as(x)  # (B, T, C)
         T = x.shape[1]
-        counts = torch.arange(1, T + 1, device=x.device, dtype=x.dtype)  # (T,)
-        return x.cumsum(dim=1) / counts[:, None]  # (B, T, C)
+        # Counts in float32: bfloat16 cannot even represent 257 exactly.
+        counts = torch.arange(1, T + 1, device=x.device, dtype=torch.float32)  # (T,)
+        return (x.cumsum(dim=1) / counts[:, None]).to(x.dtype)  # (B, T, C)
 
     def forward_with_record(self, x: Tensor, causal: bool = True) -> tuple[Tensor, AttentionRecord]:
         """Average by a masked softmax over zero scores; return the output and its record."""
