@@ -2,11 +2,14 @@
 
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
+from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 
 __all__ = [
     "BpeParams",
+    "CurveParams",
     "DownloadParams",
+    "EvaluateParams",
     "Params",
     "Section",
     "TokenizeParams",

@@ -8,6 +8,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
+from attnlab.config.evaluation import EvaluateParams
 from attnlab.config.variants import (
     BudgetParams,
     TrainParams,
@@ -34,6 +35,7 @@ class Params(Section):
     model: dict[str, Any]
     train: TrainParams
     variants: dict[str, VariantOverrides]
+    evaluate: EvaluateParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
 
