@@ -25,12 +25,16 @@ STAGES: dict[str, str] = {
     "download": "pipeline/download.py",
     "bpe": "pipeline/bpe.py",
     "tokenize": "pipeline/tokenize_corpus.py",
+    "probes": "pipeline/probes.py",
+    "cost": "pipeline/cost.py",
 }
 
 
 def run_stage(main: Callable[..., None]) -> None:
     """Run a stage's ``main`` as a command line; user errors exit 2 without a traceback."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app = typer.Typer(
+        add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="markdown"
+    )
     app.command()(main)
     _run_reporting_errors(app)
 
@@ -66,6 +70,7 @@ def build_app(root: Path) -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
         no_args_is_help=True,
+        rich_markup_mode="markdown",
         help="Run one stage of the attnlab pipeline by hand (dvc repro runs them all).",
     )
     for name, script in STAGES.items():
