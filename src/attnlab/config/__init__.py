@@ -4,13 +4,16 @@ from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
+from attnlab.config.probes import CostParams, ProbesParams
 
 __all__ = [
     "BpeParams",
+    "CostParams",
     "CurveParams",
     "DownloadParams",
     "EvaluateParams",
     "Params",
+    "ProbesParams",
     "Section",
     "TokenizeParams",
     "load_params",

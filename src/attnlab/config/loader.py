@@ -9,6 +9,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
+from attnlab.config.probes import CostParams, ProbesParams
 from attnlab.config.variants import (
     BudgetParams,
     TrainParams,
@@ -31,6 +32,8 @@ class Params(Section):
     download: DownloadParams
     bpe: BpeParams
     tokenize: TokenizeParams
+    probes: ProbesParams
+    cost: CostParams
     budget: BudgetParams
     model: dict[str, Any]
     train: TrainParams
