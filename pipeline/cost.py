@@ -11,6 +11,7 @@ from attnlab.probes.cost import (
     IMPLEMENTATIONS,
     CostCase,
     describe_environment,
+    device_memory_mib,
     resolve_device,
     run_isolated,
 )
@@ -32,7 +33,8 @@ def main(
     process, on the GPU when torch sees one (`cost.device: auto`), else on the CPU: the
     median time (ms) over `cost.repeats` after `cost.warmup`, the projections' time, the
     exact score-matrix MiB and the measured peak MiB. A row predicted to exceed
-    `cost.time_budget_s` (seconds) or `cost.memory_budget_mib` is not run but written as
+    `cost.time_budget_s` (seconds) or `cost.memory_budget_fraction` of the device's memory
+    is not run but written as
     stopped, with the reason; out of memory is written as a row, never a crash.
 
     Reads: params `seed` and `cost`.
@@ -61,7 +63,7 @@ def main(
         base,
         list(IMPLEMENTATIONS),
         cfg.lengths,
-        Budgets(cfg.time_budget_s, cfg.memory_budget_mib),
+        Budgets(cfg.time_budget_s, cfg.memory_budget_fraction * device_memory_mib(device)),
         cfg.slope_rows,
         run_isolated,
         describe_environment(device),

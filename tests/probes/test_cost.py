@@ -6,7 +6,14 @@ import math
 import pytest
 import torch
 
-from attnlab.probes.cost import CostCase, Measurement, measure_case, run_isolated
+from attnlab.probes.cost import (
+    CostCase,
+    Measurement,
+    device_memory_mib,
+    measure_case,
+    run_isolated,
+)
+from attnlab.probes.cost_figure import plot_cost
 from attnlab.probes.sweep import (
     OK,
     OUT_OF_MEMORY,
@@ -48,6 +55,7 @@ def test_a_tiny_sweep_gives_well_formed_rows_and_a_slope():
         assert math.isfinite(metrics[f"e14/{impl}/time_slope"])
         assert metrics[f"e14/{impl}/max_n_reached"] == 1024
         assert metrics[f"e14/{impl}/stop"] == "reached max_tokens"
+    assert metrics["e14/budget/memory_mib"] == ROOMY.memory_mib
 
 
 def _fake(row_s: float, peak_mib: float, oom_from: int | None = None):
@@ -121,9 +129,21 @@ def test_the_fitted_exponent_of_a_power_law_is_its_power():
     assert (fits["time"].first_n, fits["time"].last_n) == (256, 1024)  # the last three rows
 
 
+def test_the_memory_budget_is_a_fraction_of_real_memory():
+    assert 256 < device_memory_mib("cpu") < 2**24  # between 256 MiB and 16 TiB of RAM
+
+
 def test_an_isolated_row_measures_its_own_peak():
     # Naive attention holds the scores and the weights at once: at least two n x n matrices.
     case = dataclasses.replace(BASE, d_model=64, n_head=8, n_tokens=1024, repeats=1)
     measured = run_isolated(case)
     assert measured.peak_mib >= 1.5 * case.scores_mib
     assert measured.total_ms > 0 and measured.threads >= 1
+
+
+def test_the_figure_draws_fits_and_says_where_a_sweep_stopped(tmp_path):
+    run = _fake(row_s=0.01, peak_mib=0.0, oom_from=1024)  # zero peaks: nothing to log-plot
+    result = cost_sweep(BASE, ["naive", "sdpa"], [128, 256, 512, 1024], ROOMY, 4, run, ENV)
+    path = tmp_path / "cost.png"
+    plot_cost(result, path)
+    assert path.read_bytes().startswith(b"\x89PNG")

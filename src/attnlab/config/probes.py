@@ -82,7 +82,8 @@ class CostParams(Section):
 
     The doubling stops before a row whose predicted wall time (the previous row's, times 4:
     the n x n score matrix) exceeds ``time_budget_s``, or whose predicted peak memory
-    exceeds ``memory_budget_mib``; a real out-of-memory becomes a row, never a crash.
+    exceeds ``memory_budget_fraction`` of the device's memory (the GPU's, or the machine's
+    RAM); a real out-of-memory becomes a row, never a crash.
     """
 
     device: Literal["auto", "cpu", "cuda"]
@@ -96,7 +97,7 @@ class CostParams(Section):
     repeats: Positive
     slope_rows: Annotated[int, Field(ge=2)]
     time_budget_s: Annotated[float, Field(gt=0.0)]
-    memory_budget_mib: Annotated[float, Field(gt=0.0)]
+    memory_budget_fraction: Annotated[float, Field(gt=0.0, le=1.0)]
 
     @model_validator(mode="after")
     def _a_doubling_ladder(self) -> "CostParams":

@@ -275,6 +275,16 @@ def run_isolated(case: CostCase) -> Measurement:
     raise RuntimeError(f"{where}: the worker failed (exit {done.returncode}):\n{detail}")
 
 
+def device_memory_mib(device: str) -> float:
+    """All the memory of ``device``, in MiB: the GPU's, or the machine's RAM (MemTotal)."""
+    if device == "cuda":
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / MIB
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024 / MIB
+    raise RuntimeError("/proc/meminfo has no MemTotal line")
+
+
 def describe_environment(device: str) -> dict[str, str | int]:
     """The device, library versions and thread count a cost table was measured with."""
     if device == "cuda":
@@ -294,6 +304,7 @@ def describe_environment(device: str) -> dict[str, str | int]:
         "cuda": torch.version.cuda or "none",
         "python": platform.python_version(),
         "threads": torch.get_num_threads(),
+        "memory_mib": round(device_memory_mib(device)),
         "dtype": "float32",
         "peak_method": PEAK_METHODS[device],
     }

@@ -2,8 +2,8 @@
 
 For each implementation, n runs from the first length doubling to the last. Before each row
 the previous row predicts this one: the score matrix is n^2, so a doubling is expected to
-cost x4 in time and in memory. A row predicted to break ``time_budget_s`` or
-``memory_budget_mib`` is not run; it is written as a ``stopped`` row saying why. A row that
+cost x4 in time and in memory. A row predicted to break the time or the memory
+budget is not run; it is written as a ``stopped`` row saying why. A row that
 runs out of memory is written as an ``out of memory`` row. Either ends that
 implementation's sweep; neither is a crash. The fitted exponent is the least-squares slope
 of log(cost) against log(n) over the last ``slope_rows`` measured rows.
@@ -44,12 +44,11 @@ def over_budget(previous: Measurement, budgets: Budgets) -> str | None:
     reasons = []
     row_s = previous.row_s * EXPECTED_GROWTH
     if row_s > budgets.time_s:
-        reasons.append(f"time budget: predicted {row_s:.0f} s > time_budget_s {budgets.time_s:g}")
+        reasons.append(f"time budget: predicted {row_s:.0f} s > {budgets.time_s:g} s")
     peak = previous.peak_mib * EXPECTED_GROWTH
     if peak > budgets.memory_mib:
         reasons.append(
-            f"memory budget: predicted peak {peak:.0f} MiB > memory_budget_mib "
-            f"{budgets.memory_mib:g}"
+            f"memory budget: predicted peak {peak:.0f} MiB > {budgets.memory_mib:.0f} MiB"
         )
     return "; ".join(reasons) or None
 
@@ -125,6 +124,7 @@ class CostResult:
 
     rows: list[CostRow]
     slope_rows: int
+    budgets: Budgets
     environment: dict[str, str | int]
 
     @property
@@ -147,6 +147,8 @@ class CostResult:
     def metrics(self) -> dict[str, Value]:
         """Environment, then per implementation: exponents, reach, and each row's numbers."""
         out: dict[str, Value] = {f"e14/{k}": v for k, v in self.environment.items()}
+        out["e14/budget/time_s"] = self.budgets.time_s
+        out["e14/budget/memory_mib"] = round(self.budgets.memory_mib)
         for impl in self.implementations:
             rows = self.rows_of(impl)
             done = [(r.case.n_tokens, r.measured) for r in rows if r.measured is not None]
@@ -211,4 +213,4 @@ def cost_sweep(
     for impl in implementations:
         start = dataclasses.replace(base, implementation=impl)
         rows += sweep_implementation(start, lengths, budgets, run_case)
-    return CostResult(rows, slope_rows, environment)
+    return CostResult(rows, slope_rows, budgets, environment)
