@@ -5,6 +5,7 @@ from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.winograd import WinogradParams
 
 __all__ = [
     "BpeParams",
@@ -16,6 +17,7 @@ __all__ = [
     "ProbesParams",
     "Section",
     "TokenizeParams",
+    "WinogradParams",
     "load_params",
     "parse_params",
 ]

@@ -18,6 +18,7 @@ from attnlab.config.variants import (
     check_variant_name,
     resolve_variant,
 )
+from attnlab.config.winograd import WinogradParams
 from attnlab.errors import ParamsError
 
 
@@ -39,6 +40,7 @@ class Params(Section):
     train: TrainParams
     variants: dict[str, VariantOverrides]
     evaluate: EvaluateParams
+    winograd: WinogradParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
 

@@ -1,0 +1,159 @@
+"""Params of the Winograd task (E16 leaky, E17 closed): words, hold-outs, variants, maps.
+
+The Winograd models are word-level: their vocabulary is the task's words (a few dozen), not
+the BPE tokenizer, and their context is the template's length. Both are derived from the
+params here, never set, so ``winograd.model`` holds every model field but ``vocab_size`` and
+``block_size``. Variants are named ``<task>-<row>`` (``closed-two-blocks``): the name's
+first word, the variant's experiment group, is the task it trains on.
+"""
+
+from typing import Annotated, Any
+
+from pydantic import Field, PrivateAttr, field_validator, model_validator
+
+from attnlab.config.base import Section
+from attnlab.config.variants import (
+    TrainParams,
+    Variant,
+    VariantOverrides,
+    check_variant_name,
+    resolve_variant,
+)
+from attnlab.errors import ParamsError
+from attnlab.winograd.sentences import (
+    SENTENCE_LENGTH,
+    Adjectives,
+    TaskName,
+    WinogradTask,
+    build_vocabulary,
+    closed_task,
+    leaky_task,
+)
+
+TASKS: tuple[TaskName, ...] = ("leaky", "closed")
+# A model reads a sentence without its last word: 17 positions.
+BLOCK_SIZE = SENTENCE_LENGTH - 1
+_Words = Annotated[list[str], Field(min_length=1)]
+_Share = Annotated[float, Field(gt=0.0, lt=1.0)]
+
+
+class AdjectiveParams(Section):
+    """The adjectives by role: ``crosser`` ones make *it* x, ``crossed`` ones make it y."""
+
+    crosser: _Words
+    crossed: _Words
+
+    def adjectives(self) -> Adjectives:
+        """The library's view of the same lists."""
+        return Adjectives(tuple(self.crosser), tuple(self.crossed))
+
+
+class LeakyParams(Section):
+    """E16: x from ``animals``, y from ``places``; ``held_out_share`` of the pairs held out."""
+
+    animals: Annotated[list[str], Field(min_length=2)]
+    places: Annotated[list[str], Field(min_length=2)]
+    held_out_share: _Share
+
+
+class ClosedParams(Section):
+    """E17: x != y from one pool; one orientation of ``held_out_share`` of the pairs held out."""
+
+    nouns: Annotated[list[str], Field(min_length=3)]
+    held_out_share: _Share
+
+
+class MapsParams(Section):
+    """Which model's attention is drawn, on which two nouns, and which adjectives per block."""
+
+    variant: str
+    x: str
+    y: str
+    adjectives: _Words
+
+
+class WinogradParams(Section):
+    """The ``winograd`` section: both tasks, their models' defaults, variants and maps."""
+
+    adjectives: AdjectiveParams
+    leaky: LeakyParams
+    closed: ClosedParams
+    model: dict[str, Any]
+    train: TrainParams
+    variants: dict[str, VariantOverrides]
+    maps: MapsParams
+
+    _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
+
+    @field_validator("model")
+    @classmethod
+    def _sizes_are_derived(cls, model: dict[str, Any]) -> dict[str, Any]:
+        for key, source in (("vocab_size", "the task's words"), ("block_size", "the template")):
+            if key in model:
+                raise ValueError(f"{key} is not set here: it comes from {source}")
+        return model
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "WinogradParams":
+        # A ParamsError is a ValueError: pydantic reports it under "winograd: ".
+        vocab_size = {task: len(self.vocabulary(task)) for task in TASKS}
+        for name, overrides in self.variants.items():
+            check_variant_name(name)
+            task = name.split("-", 1)[0]
+            if task not in TASKS:
+                raise ParamsError(f"variants.{name}: the name must start with leaky- or closed-")
+            model_defaults = {**self.model, "block_size": BLOCK_SIZE}
+            self._resolved[name] = resolve_variant(
+                name, overrides, model_defaults, self.train, vocab_size[task]
+            )
+        self._check_maps()
+        return self
+
+    def _check_maps(self) -> None:
+        maps = self.maps
+        if maps.variant not in self._resolved:
+            raise ParamsError(f"maps.variant: no Winograd variant is called {maps.variant!r}")
+        if self._resolved[maps.variant].model.mixer != "attention":
+            raise ParamsError(f"maps.variant: {maps.variant} has no attention to draw")
+        nouns = self.nouns(self.task_of(maps.variant))
+        for key, noun in (("x", maps.x), ("y", maps.y)):
+            if noun not in nouns:
+                raise ParamsError(f"maps.{key}: {noun!r} is not a noun of {maps.variant}'s task")
+        if maps.x == maps.y:
+            raise ParamsError("maps.y: must differ from maps.x")
+        known = {*self.adjectives.crosser, *self.adjectives.crossed}
+        for adjective in maps.adjectives:
+            if adjective not in known:
+                raise ParamsError(f"maps.adjectives: {adjective!r} is not an adjective")
+
+    def nouns(self, task: TaskName) -> list[str]:
+        """Every noun of ``task``, in params order."""
+        return [*self.leaky.animals, *self.leaky.places] if task == "leaky" else self.closed.nouns
+
+    def vocabulary(self, task: TaskName) -> tuple[str, ...]:
+        """The word vocabulary of ``task``; a token's id is its index."""
+        return build_vocabulary(self.nouns(task), self.adjectives.adjectives())
+
+    def build_task(self, task: TaskName, seed: int) -> WinogradTask:
+        """Generate every sentence of ``task`` with its split, drawn from ``seed``."""
+        adjectives = self.adjectives.adjectives()
+        if task == "leaky":
+            cfg = self.leaky
+            return leaky_task(cfg.animals, cfg.places, adjectives, cfg.held_out_share, seed)
+        return closed_task(self.closed.nouns, adjectives, self.closed.held_out_share, seed)
+
+    def task_of(self, name: str) -> TaskName:
+        """The task variant ``name`` trains on: its name's first word."""
+        self.variant(name)
+        return "leaky" if name.split("-", 1)[0] == "leaky" else "closed"
+
+    def variant(self, name: str) -> Variant:
+        """The resolved Winograd variant ``name``.
+
+        Raises:
+            ParamsError: no Winograd variant has that name (the message lists them).
+        """
+        if name not in self._resolved:
+            known = ", ".join(sorted(self._resolved))
+            raise ParamsError(f"winograd.variants.{name}: no such variant; known: {known}")
+        return self._resolved[name]
