@@ -13,6 +13,7 @@ the sweep down with it.
 import dataclasses
 import json
 import math
+import os
 import platform
 import signal
 import statistics
@@ -285,7 +286,7 @@ def device_memory_mib(device: str) -> float:
     raise RuntimeError("/proc/meminfo has no MemTotal line")
 
 
-def describe_environment(device: str) -> dict[str, str | int]:
+def describe_environment(device: str) -> dict[str, str | int | float]:
     """The device, library versions and thread count a cost table was measured with."""
     if device == "cuda":
         name = torch.cuda.get_device_name()
@@ -305,6 +306,8 @@ def describe_environment(device: str) -> dict[str, str | int]:
         "python": platform.python_version(),
         "threads": torch.get_num_threads(),
         "memory_mib": round(device_memory_mib(device)),
+        # Other processes on the machine slow every row; the 1-minute load says how busy it was.
+        "load_average_at_start": round(os.getloadavg()[0], 2),
         "dtype": "float32",
         "peak_method": PEAK_METHODS[device],
     }

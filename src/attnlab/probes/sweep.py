@@ -125,7 +125,7 @@ class CostResult:
     rows: list[CostRow]
     slope_rows: int
     budgets: Budgets
-    environment: dict[str, str | int]
+    environment: dict[str, str | int | float]
 
     @property
     def implementations(self) -> list[str]:
@@ -206,7 +206,7 @@ def cost_sweep(
     budgets: Budgets,
     slope_rows: int,
     run_case: Callable[[CostCase], Measurement],
-    environment: dict[str, str | int],
+    environment: dict[str, str | int | float],
 ) -> CostResult:
     """Run E14: every implementation up the lengths, then fit the exponents."""
     rows: list[CostRow] = []
