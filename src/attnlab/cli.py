@@ -27,6 +27,7 @@ STAGES: dict[str, str] = {
     "tokenize": "pipeline/tokenize_corpus.py",
     "probes": "pipeline/probes.py",
     "cost": "pipeline/cost.py",
+    "report": "pipeline/report.py",
     "winograd-data": "pipeline/winograd_data.py",
 }
 

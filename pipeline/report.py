@@ -1,0 +1,50 @@
+"""Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
+
+from pathlib import Path
+
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.config import load_params
+from attnlab.report import HOLDS, NOT_RUN, ReportInputs, build_report
+
+REPORTS = Path("reports")
+INPUTS = {
+    "metrics": REPORTS / "metrics",
+    "curves": REPORTS / "curves",
+    "tables": REPORTS / "tables",
+    "figures": REPORTS / "figures",
+    "sweeps": REPORTS / "sweeps",
+}
+OUTPUTS = {"index": REPORTS / "index.html", "markdown": REPORTS / "REPORT.md",
+           "demo": REPORTS / "demo.html"}
+
+
+def main(
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Render the report from whatever the pipeline has measured so far.
+
+    Reads: params seed and budget.scale (shown as the protocol where a metrics file does
+    not record them); everything under reports/metrics, reports/curves, reports/tables,
+    reports/figures and reports/sweeps (a missing file or folder means "not run").
+    Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
+    offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
+    reports/demo.html (the browser demo, with the Winograd maps embedded).
+    """
+    loaded = load_params(params)
+    inputs = ReportInputs(
+        **INPUTS, params={"seed": loaded.seed, "budget": {"scale": loaded.budget.scale}}
+    )
+    report = build_report(inputs)
+    OUTPUTS["index"].write_text(report.index_html, encoding="utf-8")
+    OUTPUTS["markdown"].write_text(report.markdown, encoding="utf-8")
+    OUTPUTS["demo"].write_text(report.demo_html, encoding="utf-8")
+    decided = [v for v in report.verdicts if v.status != NOT_RUN]
+    held = sum(v.status == HOLDS for v in decided)
+    print(
+        f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
+        f"{len(report.verdicts) - len(decided)} not run -> {OUTPUTS['index']}"
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,56 @@
+"""The report (issue: report): every experiment's tables, figures and claim verdicts.
+
+:func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
+every claim of EXPERIMENTS.md from the numbers (:mod:`attnlab.report.claims`) and renders
+``index.html`` (one self-contained page), ``REPORT.md`` and the browser demo. Whatever was
+not measured shows as *not run*; nothing missing makes it fail.
+"""
+
+from dataclasses import dataclass
+
+from attnlab.report.claims import CLAIMS, FAILS, HOLDS, NOT_RUN, Claim, Verdict, judge, judge_all
+from attnlab.report.demo import render_demo
+from attnlab.report.render import render_html, render_markdown
+from attnlab.report.results import ReportInputs, Results, load_results
+from attnlab.report.sections import build_sections
+from attnlab.report.winograd import demo_payload
+
+
+@dataclass(frozen=True)
+class Report:
+    """The rendered report: the page, its Markdown twin, the demo, and every verdict."""
+
+    index_html: str
+    markdown: str
+    demo_html: str
+    verdicts: list[Verdict]
+
+
+def build_report(inputs: ReportInputs) -> Report:
+    """Read the measurements under ``inputs`` and render the report from them."""
+    results = load_results(inputs)
+    verdicts = judge_all(results)
+    sections = build_sections(results)
+    return Report(
+        index_html=render_html(sections, verdicts, results.problems),
+        markdown=render_markdown(sections, verdicts, results.problems),
+        demo_html=render_demo(demo_payload(results)),
+        verdicts=verdicts,
+    )
+
+
+__all__ = [
+    "CLAIMS",
+    "FAILS",
+    "HOLDS",
+    "NOT_RUN",
+    "Claim",
+    "Report",
+    "ReportInputs",
+    "Results",
+    "Verdict",
+    "build_report",
+    "judge",
+    "judge_all",
+    "load_results",
+]

@@ -1,0 +1,171 @@
+"""The report's figures: matplotlib on an Agg canvas, each returned as an inline image.
+
+Every figure becomes a ``data:image/svg+xml;base64`` URI, so the page carries its figures
+with it and opens offline. The SVG is deterministic (no date, fixed ids): rendering the
+same numbers twice gives the same bytes, and the committed report diffs cleanly.
+Figures other stages drew (PNG or SVG files) are inlined as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter
+
+from attnlab.report.results import Point
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "attnlab-report"  # stable element ids
+MAX_POINTS = 300  # a curve is drawn as at most this many bucket means
+
+
+def to_data_uri(fig: Figure) -> str:
+    """The figure as an inline SVG data URI, without a date in its metadata."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def file_data_uri(path: Path) -> str:
+    """A PNG or SVG file another stage drew, as a data URI."""
+    kind = "svg+xml" if path.suffix == ".svg" else "png"
+    return f"data:image/{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _plain_log_y(ax: Axes) -> None:
+    """A log y axis labelled 300, 400 ... rather than 3 x 10^2."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+
+
+def bucket_means(points: Sequence[Point], limit: int = MAX_POINTS) -> list[Point]:
+    """At most ``limit`` points: the mean step and value of consecutive equal buckets.
+
+    A per-step loss is noise at the scale of a figure; bucket means show its trend
+    without drawing thousands of segments.
+    """
+    if len(points) <= limit:
+        return list(points)
+    size = -(-len(points) // limit)  # ceil
+    buckets = [points[i : i + size] for i in range(0, len(points), size)]
+    return [
+        (sum(s for s, _ in b) / len(b), sum(v for _, v in b) / len(b)) for b in buckets
+    ]
+
+
+def curves(
+    train: Mapping[str, Sequence[Point]], val: Mapping[str, Sequence[Point]], title: str
+) -> Figure:
+    """Train loss (bucket means) and validation perplexity against step, one line a row."""
+    panels = [(train, "train loss (nats), bucket means"), (val, "val/ppl (curve subset)")]
+    panels = [(data, label) for data, label in panels if data]
+    fig = Figure(figsize=(5.2 * len(panels), 3.8), layout="constrained")
+    for i, (data, label) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), i + 1)
+        for name, points in data.items():
+            shown = bucket_means(points)
+            ax.plot([s for s, _ in shown], [v for _, v in shown], lw=1.2, label=name)
+        ax.set(xlabel="step", ylabel=label)
+        if "ppl" in label:
+            _plain_log_y(ax)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def bars(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    title: str,
+    ylabel: str,
+    log: bool = False,
+) -> Figure:
+    """Grouped bars: one group per label, one bar per series (a missing value is a gap)."""
+    fig = Figure(figsize=(max(5.0, 0.9 * len(labels) + 2), 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(series))
+    for j, (name, values) in enumerate(series.items()):
+        xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(labels))]
+        kept = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        drawn = ax.bar([x for x, _ in kept], [v for _, v in kept], width, label=name)
+        ax.bar_label(drawn, fmt="%.3g", fontsize=7)
+    ax.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 5 else 0, ha="right")
+    ax.set(ylabel=ylabel, title=title)
+    if log:
+        _plain_log_y(ax)
+    if len(series) > 1:
+        ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def lines(
+    xs: Sequence[float],
+    series: Mapping[str, Sequence[float | None]],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logx: bool = False,
+    logy: bool = False,
+) -> Figure:
+    """One line per series over shared ``xs`` (a missing value breaks nothing: it is skipped)."""
+    fig = Figure(figsize=(5.6, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    for name, values in series.items():
+        kept = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        ax.plot([x for x, _ in kept], [v for _, v in kept], "o-", label=name)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        _plain_log_y(ax)
+    ax.set_xticks(list(xs), [f"{x:g}" for x in xs])
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def heatmap(
+    rows: Sequence[Sequence[float]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    title: str,
+) -> Figure:
+    """Attention weights as a heatmap, each cell printed when the grid is small."""
+    size = (0.45 * len(col_labels) + 2.0, 0.28 * len(rows) + 1.5)
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(rows, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(len(col_labels)), col_labels, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
+    for i, row in enumerate(rows):
+        for j, weight in enumerate(row):
+            if weight >= 0.05:
+                colour = "white" if weight > 0.6 else "black"
+                ax.text(j, i, f"{weight:.2f}", ha="center", va="center", fontsize=6, color=colour)
+    fig.colorbar(image, ax=ax, fraction=0.03, label="attention weight")
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def scatter(
+    xs: Sequence[float], ys: Sequence[float], title: str, xlabel: str, ylabel: str, logx: bool
+) -> Figure:
+    """One point per trial: a swept parameter against the objective."""
+    fig = Figure(figsize=(4.6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.scatter(xs, ys, s=18, alpha=0.8)
+    if logx:
+        ax.set_xscale("log")
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    return fig

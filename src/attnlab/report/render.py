@@ -1,0 +1,162 @@
+"""The report as one self-contained HTML page and as Markdown, from the same sections.
+
+The page carries its CSS and its figures inline (data URIs) and loads nothing: it opens
+from disk, offline. Nothing on it depends on the time of rendering, so the same
+measurements always give the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+from importlib.resources import files
+
+from attnlab.report.claims import FAILS, HOLDS, NOT_RUN, Verdict
+from attnlab.report.content import Section, Table
+
+TITLE = "attnlab: attention and the transformer block, derived from an average"
+BADGE = {HOLDS: "holds", FAILS: "fails", NOT_RUN: "notrun"}
+
+
+def _counts(verdicts: list[Verdict]) -> str:
+    counts = Counter(v.status for v in verdicts)
+    return ", ".join(f"{counts[s]} {s}" for s in (HOLDS, FAILS, NOT_RUN))
+
+
+def _table_html(table: Table) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
+    body = "".join(
+        "<tr>" + "".join(f'<td{_cls(c)}>{escape(c)}</td>' for c in row) + "</tr>"
+        for row in table.rows
+    )
+    note = f'<p class="note">{escape(table.note)}</p>' if table.note else ""
+    return (f"<h3>{escape(table.title)}</h3><div class=\"scroll\"><table><thead><tr>{head}"
+            f"</tr></thead><tbody>{body}</tbody></table></div>{note}")
+
+
+def _cls(text: str) -> str:
+    return ' class="missing"' if text == NOT_RUN else ""
+
+
+def _summary_html(verdicts: list[Verdict]) -> str:
+    rows = "".join(
+        f'<tr><td><a href="#{v.claim.experiment}">{v.claim.id}</a></td>'
+        f"<td>{escape(v.claim.text)}</td>"
+        f'<td><span class="badge {BADGE[v.status]}">{v.status}</span></td></tr>'
+        for v in verdicts
+    )
+    head = "<tr><th>claim</th><th>the story says</th><th>verdict</th></tr>"
+    return f'<div class="scroll"><table class="summary"><thead>{head}</thead><tbody>{rows}' \
+        "</tbody></table></div>"
+
+
+def _verdicts_html(verdicts: list[Verdict]) -> str:
+    rows = []
+    for v in verdicts:
+        where = f"<td>{v.claim.id}</td>"
+        rows.append(
+            f'<tr class="verdict">{where}<td>{escape(v.claim.text)}</td>'
+            f"<td>{escape(v.claim.rule.test)}<div class=\"note\">{escape(v.claim.reading)}</div>"
+            f'</td><td><span class="badge {BADGE[v.status]}">{v.status}</span></td>'
+            f"<td>{escape(v.evidence)}</td></tr>"
+        )
+    head = "<tr><th>claim</th><th>the story says</th><th>test (threshold)</th><th>verdict</th>" \
+        "<th>the numbers that decided it</th></tr>"
+    return f'<div class="scroll"><table class="claims"><thead>{head}</thead><tbody>' \
+        f'{"".join(rows)}</tbody></table></div>'
+
+
+def _section_html(section: Section, verdicts: list[Verdict]) -> str:
+    parts = [f'<section id="{section.id}"><h2>{escape(section.id)}: {escape(section.title)}'
+             f'</h2><p class="question">{escape(section.question)}</p>']
+    if not section.ran:
+        parts.append('<p class="notrun">Not run: no measurement of this experiment exists '
+                     "yet.</p>")
+    if section.protocol:
+        items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in section.protocol)
+        parts.append(f"<details open><summary>Protocol</summary><dl>{items}</dl></details>")
+    parts += [_table_html(t) for t in section.tables]
+    for image in section.figures:
+        caption = f"<figcaption>{escape(image.caption)}</figcaption>" if image.caption else ""
+        parts.append(f'<figure><img src="{image.uri}" alt="{escape(image.title)}">'
+                     f"{caption}</figure>")
+    if verdicts:
+        parts.append("<h3>Claims</h3>" + _verdicts_html(verdicts))
+    parts += [f'<p class="note">{escape(n)}</p>' for n in section.notes]
+    return "".join(parts) + "</section>"
+
+
+def render_html(sections: list[Section], verdicts: list[Verdict], problems: list[str]) -> str:
+    """The whole report as one HTML page (CSS and figures inline, no script, no link out)."""
+    css = files("attnlab.report").joinpath("report.css").read_text(encoding="utf-8")
+    by_section = {s.id: [v for v in verdicts if v.claim.experiment == s.id] for s in sections}
+    toc = "".join(
+        f'<li><a href="#{s.id}">{escape(s.id)}: {escape(s.title)}</a>'
+        f'{"" if s.ran else " <span class=badge-small>not run</span>"}'
+        f'{" (" + _counts(by_section[s.id]) + ")" if by_section[s.id] else ""}</li>'
+        for s in sections
+    )
+    issues = "".join(f"<li>{escape(p)}</li>" for p in problems)
+    body = [
+        f"<header><h1>{escape(TITLE)}</h1><p>Every number below was read from the files the "
+        "pipeline wrote under <code>reports/</code>; every verdict is computed from them by "
+        "the rule printed beside it. <strong>Claims: " + _counts(verdicts) + ".</strong></p>"
+        '<p><a class="demo" href="demo.html">Open the interactive demo: how attention finds '
+        "things</a></p></header>",
+        f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
+        '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
+        "claim's test, threshold and deciding numbers are in its experiment's section.</p>"
+        + _summary_html(verdicts) + "</section>",
+        *(_section_html(s, by_section[s.id]) for s in sections),
+    ]
+    if problems:
+        body.append(f'<section id="problems"><h2>Files that could not be read</h2><ul>{issues}'
+                    "</ul></section>")
+    body.append("<footer>Rendered by <code>dvc repro report</code>. The curves are also "
+                "available as <code>dvc plots show</code>.</footer>")
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width, initial-scale=1"><title>{escape(TITLE)}</title>'
+            f"<style>{css}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+             "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _md_verdicts(verdicts: list[Verdict]) -> str:
+    return _md_table(
+        ("claim", "the story says", "test (threshold)", "verdict", "the numbers"),
+        [(v.claim.id, v.claim.text, f"{v.claim.rule.test} ({v.claim.reading})",
+          f"**{v.status}**", v.evidence) for v in verdicts],
+    )
+
+
+def render_markdown(sections: list[Section], verdicts: list[Verdict], problems: list[str]) -> str:
+    """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
+    out = [f"# {TITLE}", "",
+           "Read from the files under `reports/`; each verdict is computed by the rule beside "
+           "it. Figures and the interactive demo are in `index.html` and `demo.html`.", "",
+           f"**Claims: {_counts(verdicts)}.**", "", "## Every claim of the catalogue", "",
+           _md_verdicts(verdicts), ""]
+    for s in sections:
+        out += [f"## {s.id}: {s.title}", "", f"*{s.question}*", ""]
+        if not s.ran:
+            out += ["Not run: no measurement of this experiment exists yet.", ""]
+        if s.protocol:
+            out += [_md_table(("protocol", ""), list(s.protocol)), ""]
+        for t in s.tables:
+            out += [f"### {t.title}", "", _md_table(t.header, list(t.rows)), ""]
+            out += [f"{t.note}", ""] if t.note else []
+        mine = [v for v in verdicts if v.claim.experiment == s.id]
+        if mine:
+            out += ["### Claims", "", _md_verdicts(mine), ""]
+    if problems:
+        out += ["## Files that could not be read", "", *(f"- {p}" for p in problems), ""]
+    return "\n".join(out)

@@ -1,0 +1,239 @@
+"""The sections of the trained experiments: E02, E08, E09, E11, E13 and E18.
+
+Each reads ``<variant>/train.json`` and ``<variant>/eval.json`` of its rows (the variant
+names of params.yaml, ``<experiment>-<row>``) and the rows' curves, and lays them out as
+the story's table with its figures. A row that was not trained shows ``not run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnlab.report import figures
+from attnlab.report.content import (
+    MISSING,
+    Image,
+    Section,
+    cell,
+    library_versions,
+    params_line,
+    ratio_cell,
+    table_if_any,
+)
+from attnlab.report.results import Results
+
+LADDER = (
+    ("no-context", "token embedding -> linear to the vocab (a bigram model)"),
+    ("average", "the embedding replaced by its causal running mean"),
+    ("average-pos", "+ learned absolute positions before the mean"),
+    ("average-residual", "the token kept and the mean added: x + mean(x)"),
+    ("head-replace", "one learned head (d_head 128, no W_o) replacing the token"),
+    ("head-residual", "the same head added to the token"),
+    ("four-heads", "4 heads of width 32, mixed by W_o"),
+    ("mlp", "+ per-position MLP 128 -> 512 -> 128, GELU, residual"),
+    ("layernorm", "+ pre-norm LayerNorm: the full one-block transformer"),
+)
+DK_ROWS = (  # (protocol, d_k, variant stem)
+    ("P0, 4 heads", 32, "dk-block-32"),
+    ("P0, 1 head", 128, "dk-block-128"),
+    ("short, 1 head, no LN", 128, "dk-128"),
+    ("short, 1 head, no LN", 256, "dk-256"),
+    ("short, 1 head, no LN", 1024, "dk-1024"),
+)
+NORMS = ("pre", "pre-warmup", "post", "post-warmup")
+POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
+
+
+def protocol(results: Results, variants: Sequence[str]) -> list[tuple[str, str]]:
+    """The protocol lines of a trained experiment, read from its rows' metrics files."""
+    runs = {v: results.metrics[f"{v}/train"] for v in variants if f"{v}/train" in results.metrics}
+    evals = [results.metrics[f"{v}/eval"] for v in variants if f"{v}/eval" in results.metrics]
+    lines = [("rows trained", f"{len(runs)} of {len(variants)}")]
+    if not runs and not evals:
+        return lines
+
+    def distinct(key: str) -> str:
+        return ", ".join(sorted({str(r[key]) for r in runs.values() if key in r})) or MISSING
+
+    wall = sum(float(r.get("wall_s", 0.0)) for r in runs.values())
+    # A run that records its budget scale and seed is believed over params.yaml.
+    recorded = {key: distinct(key) for key in ("budget_scale", "seed")}
+    lines += [
+        ("budget scale", recorded["budget_scale"] if recorded["budget_scale"] != MISSING
+         else params_line(results, "budget.scale") or MISSING),
+        ("steps", distinct("steps")),
+        ("tokens seen per row", distinct("tokens_seen")),
+        ("seed", recorded["seed"] if recorded["seed"] != MISSING
+         else params_line(results, "seed") or MISSING),
+        ("hardware", f"{distinct('device')}; precision {distinct('precision')}; "
+                     f"world size {distinct('world_size')}"),
+        ("wall time (training, all rows)", f"{wall:,.0f} s"),
+        ("library versions", library_versions()),
+    ]
+    sentences = {s for e in evals if isinstance(e.get("protocol"), dict)
+                 for s in e["protocol"].values()}
+    lines += [("measured", s) for s in sorted(sentences)]
+    return lines
+
+
+def measured(results: Results, variants: Sequence[str]) -> bool:
+    """Whether any of ``variants`` was trained or evaluated."""
+    return any(f"{v}/{k}" in results.metrics for v in variants for k in ("train", "eval"))
+
+
+def _curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
+    train = {label: results.curves[v]["train/loss"] for v, label in rows.items()
+             if "train/loss" in results.curves.get(v, {})}
+    val = {label: results.curves[v]["val/ppl"] for v, label in rows.items()
+           if "val/ppl" in results.curves.get(v, {})}
+    if not train and not val:
+        return []
+    fig = figures.curves(train, val, title)
+    return [Image(title, figures.to_data_uri(fig),
+                  "Train loss per step as bucket means (at most 300 points per line); "
+                  "val/ppl on the fixed validation subset scored during training.")]
+
+
+def ladder(results: Results, section: Section) -> None:
+    """E02: the ladder's table, its bar chart and its curves."""
+    variants = [f"ladder-{row}" for row, _ in LADDER]
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
+    base = results.value("ladder-no-context/eval", "val/ppl")
+    rows = []
+    for (row, adds), v in zip(LADDER, variants, strict=True):
+        val = results.value(f"{v}/eval", "val/ppl")
+        rows.append((row, adds, cell(results.value(f"{v}/eval", "params/total"), ","),
+                     cell(results.value(f"{v}/train", "train/loss")),
+                     cell(results.value(f"{v}/eval", "train/ppl")), cell(val),
+                     ratio_cell(val, base), cell(results.value(f"{v}/train", "wall_s"), ",.0f")))
+    section.tables += table_if_any(
+        "The ladder: each row adds one piece to the row above",
+        ("row", "what it adds", "parameters", "train loss", "train ppl", "val ppl",
+         "x no-context", "train wall s"), rows,
+        "train loss: mean of the last 5 % of steps; ppl: every validation token scored once.")
+    values = [results.value(f"{v}/eval", "val/ppl") for v in variants]
+    if any(v is not None for v in values):
+        fig = figures.bars([r for r, _ in LADDER], {"val ppl": values},
+                           "E02: validation perplexity, row by row", "val/ppl", log=True)
+        section.figures.append(Image("The ladder", figures.to_data_uri(fig)))
+    section.figures += _curves(results, {f"ladder-{r}": r for r, _ in LADDER}, "E02 curves")
+
+
+def dk(results: Results, section: Section) -> None:
+    """E08: each width with and without the division by sqrt(d_k)."""
+    variants = [f"{stem}-{s}" for _, _, stem in DK_ROWS for s in ("scaled", "unscaled")]
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
+    rows, with_div, without = [], [], []
+    for setting, d_k, stem in DK_ROWS:
+        a = results.value(f"{stem}-scaled/eval", "val/ppl")
+        b = results.value(f"{stem}-unscaled/eval", "val/ppl")
+        with_div.append(a)
+        without.append(b)
+        rows.append((setting, str(d_k), cell(a), cell(b), ratio_cell(b, a)))
+    section.tables += table_if_any(
+        "Validation perplexity with and without the division",
+        ("protocol", "d_k", "val ppl, scores / sqrt(d_k)", "val ppl, undivided",
+         "undivided / divided"), rows)
+    if any(v is not None for v in with_div + without):
+        labels = [f"{d}\n({p.split(',')[0]})" for p, d, _ in DK_ROWS]
+        fig = figures.bars(labels, {"divided": with_div, "undivided": without},
+                           "E08: the sqrt(d_k) effect per width", "val/ppl")
+        section.figures.append(Image("The sqrt(d_k) effect", figures.to_data_uri(fig)))
+    section.figures += _curves(
+        results, {f"{stem}-{s}": f"{stem.removeprefix('dk-')} {s}" for _, _, stem in DK_ROWS
+                  for s in ("scaled", "unscaled")}, "E08 curves")
+
+
+def score_stats(results: Results, section: Section) -> None:
+    """E09: score spread, entropy and one-hot rows at init and after training."""
+    rows, std = [], {"init": [], "trained": []}
+    labels = []
+    for _, d_k, stem in DK_ROWS:
+        for s in ("scaled", "unscaled"):
+            src = f"{stem}-{s}/eval"
+            got = {(w, k): results.value(src, f"{w}/{k}/*") for w in ("init", "trained")
+                   for k in ("scores/std", "attn/entropy", "attn/onehot_frac")}
+            if all(v is None for v in got.values()):
+                continue
+            labels.append(f"{stem.removeprefix('dk-')} {'/' if s == 'scaled' else 'no /'}")
+            for when in std:
+                std[when].append(got[when, "scores/std"])
+            rows.append((f"{stem}-{s}", str(d_k), "yes" if s == "scaled" else "no",
+                         *(cell(got[w, k]) for k in ("scores/std", "attn/entropy",
+                                                     "attn/onehot_frac")
+                           for w in ("init", "trained"))))
+    section.protocol = protocol(results, ["dk-1024-scaled", "dk-1024-unscaled"])
+    section.measured = measured(results, ["dk-1024-scaled", "dk-1024-unscaled"])
+    header = ("variant", "d_k", "divided", "score std init", "score std trained",
+              "entropy init", "entropy trained", "one-hot init", "one-hot trained")
+    section.tables += table_if_any("Attention statistics on a fixed validation batch", header,
+                                   rows, "Means over blocks and heads; entropy in nats.")
+    if rows:
+        fig = figures.bars(labels, std, "E09: score std at init vs after training",
+                           "std of the causal scores", log=True)
+        section.figures.append(Image("Score std", figures.to_data_uri(fig)))
+
+
+def norms(results: Results, section: Section) -> None:
+    """E11: pre- vs post-norm with and without warmup; gradient norm per block at init."""
+    variants = [f"norm-{n}" for n in NORMS]
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
+    rows = [(n, cell(results.value(f"norm-{n}/eval", "val/ppl")),
+             cell(results.value(f"norm-{n}/train", "train/loss")),
+             cell(results.value(f"norm-{n}/eval", "grad_norm/ratio_last_first")))
+            for n in NORMS]
+    section.tables += table_if_any(
+        "12 blocks, 1000 steps at lr 3e-3", ("variant", "val ppl", "train loss",
+                                             "grad norm last / first block (init)"), rows)
+    grads = {}
+    for n in NORMS:
+        record = results.metrics.get(f"norm-{n}/eval", {})
+        blocks = sorted(k for k in record if k.startswith("grad_norm/block_"))
+        if blocks:
+            grads[n] = [results.value(f"norm-{n}/eval", k) for k in blocks]
+    if grads:
+        depth = max(len(g) for g in grads.values())
+        series = {n: g + [None] * (depth - len(g)) for n, g in grads.items()}
+        fig = figures.lines(list(range(1, depth + 1)), series,
+                            "E11: gradient norm per block at initialisation", "block",
+                            "L2 norm of the block's gradient", logy=True)
+        section.figures.append(Image("Gradient norm per block", figures.to_data_uri(fig),
+                                     "The warmup rows share their init with the rows without."))
+    section.figures += _curves(results, {f"norm-{n}": n for n in NORMS}, "E11 curves")
+
+
+def positions(results: Results, section: Section) -> None:
+    """E13: perplexity against evaluation length per position method."""
+    variants = [f"positions-{m}" for m in POSITIONS]
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
+    lengths = sorted({int(k.split("@")[1]) for v in variants
+                      for k in results.metrics.get(f"{v}/eval", {}) if k.startswith("val/ppl@")})
+    lengths = lengths or [64, 128, 256]
+    table = {m: [results.value(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
+             for m in POSITIONS}
+    rows = [(m, *(cell(v) for v in table[m])) for m in POSITIONS]
+    section.tables += table_if_any("Trained on 64 tokens, evaluated longer",
+                                   ("position", *(f"val ppl @{n}" for n in lengths)), rows)
+    if any(v is not None for vs in table.values() for v in vs):
+        fig = figures.lines(lengths, table, "E13: perplexity vs evaluation length",
+                            "evaluation length (tokens)", "val/ppl", logx=True, logy=True)
+        section.figures.append(Image("Length extrapolation", figures.to_data_uri(fig)))
+    section.figures += _curves(results, {v: v.split("-", 1)[1] for v in variants}, "E13 curves")
+
+
+def depth(results: Results, section: Section) -> None:
+    """E18: one block vs two, train and validation perplexity."""
+    variants = ["depth-1", "depth-2"]
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
+    rows = []
+    for v in variants:
+        train, val = (results.value(f"{v}/eval", k) for k in ("train/ppl", "val/ppl"))
+        rows.append((v.split("-")[1], cell(train), cell(val), ratio_cell(val, train)))
+    section.tables += table_if_any("One block vs two", ("blocks", "train ppl", "val ppl",
+                                                        "val / train"), rows)
+    section.figures += _curves(results, {v: v for v in variants}, "E18 curves")

@@ -1,0 +1,62 @@
+"""``dvc plots show`` renders offline through the vendored Vega (PITFALLS 10, T11)."""
+
+import configparser
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENDOR = ROOT / "vendor" / "vega"
+TEMPLATE = VENDOR / "plots-template.html"
+
+
+def _inline_scripts() -> dict[str, str]:
+    text = TEMPLATE.read_text(encoding="utf-8")
+    return dict(re.findall(r'<script data-vendored="([^"]+)">\n(.*?)</script>', text, re.S))
+
+
+def test_the_vendored_scripts_are_the_published_files():
+    recorded = re.findall(r"\| (vega[a-z-]*) \| ([\d.]+) \| `[^`]+` \| `([0-9a-f]{64})` \|",
+                          (VENDOR / "README.md").read_text())
+    scripts = _inline_scripts()
+    assert len(recorded) == len(scripts) == 3
+    for name, version, digest in recorded:
+        body = scripts[f"{name} {version}"]
+        assert hashlib.sha256(body.encode()).hexdigest() == digest, name
+
+
+def test_the_template_loads_nothing_and_keeps_dvcs_placeholders():
+    text = TEMPLATE.read_text(encoding="utf-8")
+    assert text.count("{plot_divs}") == 1 and "{refresh_tag}" in text
+    # With a {scripts} placeholder DVC would insert its CDN <script> tags.
+    assert "{scripts}" not in text
+    assert not re.search(r"""<(script|link)[^>]+(src|href)=""", text)
+
+
+def test_dvc_config_points_at_the_template():
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".dvc" / "config")
+    template = (ROOT / ".dvc" / config["plots"]["html_template"]).resolve()
+    assert template == TEMPLATE
+
+
+@pytest.mark.slow
+def test_dvc_plots_show_renders_offline_in_chromium(dvc_project, browser, tmp_path):
+    root = dvc_project.root
+    for row, start in (("no-context", 6.9), ("average", 7.0)):
+        curve = root / "reports" / "curves" / f"ladder-{row}" / "train_loss.csv"
+        curve.parent.mkdir(parents=True, exist_ok=True)
+        curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(1, 9)))
+    out = tmp_path / "plots"
+    curves = [f"reports/curves/ladder-{row}/train_loss.csv" for row in ("no-context", "average")]
+    dvc_project.dvc("plots", "show", "-o", str(out), *curves)
+    html = (out / "index.html").read_text()
+    assert "cdn.jsdelivr" not in html and "vegaEmbed" in html
+    page, errors = browser.open(out / "index.html")
+    page.wait_for_selector(".vega-embed svg, .vega-embed canvas", timeout=15_000)
+    assert page.locator(".vega-embed").count() == 2
+    page.screenshot(path=tmp_path / "plots.png")
+    assert errors == [] and browser.left_the_machine() == []
+    page.close()

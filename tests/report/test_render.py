@@ -1,0 +1,131 @@
+"""The report renders from a full tiny-budget run, a partial one and an empty one."""
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from report_fabricate import VARIANTS, inputs, write_run
+
+from attnlab.report import CLAIMS, FAILS, HOLDS, NOT_RUN, build_report
+from attnlab.report.sections import STORY
+
+
+class _Page(HTMLParser):
+    """The parts of a page the tests read: sections, image sources, links, verdict cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[str] = []
+        self.images: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        found = dict(attrs)
+        if tag == "section":
+            self.sections.append(found.get("id", ""))
+        elif tag == "img":
+            self.images.append(found["src"])
+        elif tag in ("a", "link", "script"):
+            self.links.append(found.get("href") or found.get("src") or "")
+
+
+def _parse(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    return page
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    return write_run(tmp_path_factory.mktemp("full") / "reports")
+
+
+@pytest.fixture(scope="module")
+def full(full_run):
+    return build_report(inputs(full_run))
+
+
+def test_a_full_run_has_every_section_in_the_storys_order_and_every_claim_decided(full):
+    page = _parse(full.index_html)
+    ids = [entry.id for entry in STORY]
+    assert page.sections == ["claims", *sorted(ids, key=_story_order)]
+    assert len(full.verdicts) == len(CLAIMS)
+    statuses = {v.claim.id: v.status for v in full.verdicts}
+    # The fabricated run measures every claim's inputs except the E03-E12 probes it skips.
+    undecided = sorted(c for c, s in statuses.items() if s == NOT_RUN)
+    assert undecided == ["E04.1", "E10.1", "E12.1", "E19.1"]
+    assert {HOLDS, FAILS} <= set(statuses.values())
+    for claim in CLAIMS:
+        assert claim.text in full.index_html.replace("&#x27;", "'"), claim.id
+        assert claim.id in full.markdown
+
+
+def _story_order(entry_id: str) -> int:
+    return {"P0": 0, "sweeps": 100}.get(entry_id) or int(entry_id[1:])
+
+
+def test_the_page_is_self_contained(full):
+    page = _parse(full.index_html)
+    assert page.images and all(src.startswith("data:image/") for src in page.images)
+    assert all(link.startswith("#") or link == "demo.html" for link in page.links)
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", full.index_html)
+    assert "<script" not in full.index_html and "@import" not in full.index_html
+
+
+def test_every_verdict_shows_its_threshold_and_the_numbers(full):
+    for verdict in full.verdicts:
+        section = full.index_html.split(f'<section id="{verdict.claim.experiment}">', 1)[1]
+        row = section.split(f">{verdict.claim.id}<", 1)[1].split("</tr>", 1)[0]
+        assert verdict.status in row
+        assert verdict.claim.rule.test.split(" ")[0] in row.replace("&#x27;", "'")
+
+
+def test_the_ladders_table_and_the_protocol_come_from_the_metrics_files(full):
+    markdown = full.markdown
+    ladder = markdown.split("## E02: The ladder", 1)[1].split("\n## ", 1)[0]
+    assert "| average-residual |" in ladder and "| layernorm |" in ladder
+    assert "| budget scale | 0.002 (params.yaml) |" in ladder
+    assert "| rows trained | 9 of 9 |" in ladder
+    assert "| hardware | cpu; precision 32-true; world size 1 |" in ladder
+
+
+def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
+    report = build_report(inputs(write_run(tmp_path / "reports", only={"ladder", "probes"})))
+    statuses = {v.claim.experiment: set() for v in report.verdicts}
+    for verdict in report.verdicts:
+        statuses[verdict.claim.experiment].add(verdict.status)
+    assert statuses["E02"] <= {HOLDS, FAILS}
+    for experiment in ("E08", "E09", "E11", "E13", "E14", "E16", "E17", "E18"):
+        assert statuses[experiment] == {NOT_RUN}, experiment
+    nav = report.index_html.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    assert 'E11: Pre-norm vs post-norm</a> <span class=badge-small>not run' in nav
+    assert "Not run: no measurement of this experiment exists yet." in report.markdown
+    assert "Not run yet" in report.demo_html
+
+
+def test_an_empty_run_and_unreadable_files_still_render(tmp_path):
+    empty = build_report(inputs(tmp_path / "nothing"))
+    assert {v.status for v in empty.verdicts} == {NOT_RUN}
+    reports = write_run(tmp_path / "reports", only={"ladder"})
+    (reports / "metrics/ladder-mlp/eval.json").write_text("{ not json")
+    (reports / "curves/ladder-mlp/train_loss.csv").write_text("step\n1\n")
+    report = build_report(inputs(reports))
+    assert "ladder-mlp/eval.json: unreadable" in report.index_html
+    assert "Files that could not be read" in report.markdown
+    mlp = next(v for v in report.verdicts if v.claim.id == "E02.8")
+    assert mlp.status == NOT_RUN
+
+
+def test_rendering_is_deterministic(full, full_run):
+    again = build_report(inputs(full_run))
+    assert again.index_html == full.index_html
+    assert again.markdown == full.markdown and again.demo_html == full.demo_html
+
+
+def test_the_demo_embeds_the_maps_as_data_that_cannot_close_its_script(tmp_path):
+    reports = write_run(tmp_path / "reports", only={"winograd"})
+    report = build_report(inputs(reports))
+    island = report.demo_html.split('id="winograd-data">', 1)[1].split("</script>", 1)[0]
+    assert '"E17, closed, 2 blocks"' in island and '"tired"' in island
+    assert "Not run yet" in report.demo_html  # the fallback text stays in the page's code
+    assert len(VARIANTS) > 20
