@@ -118,7 +118,14 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
             for model, value in zip(("average", "one-block", "two-blocks"), accs, strict=True):
                 record = {"winograd/acc": value, "winograd/wrong_noun": 0.5 - value / 4}
                 _json(reports / f"metrics/winograd/{task}-{model}.json", record)
-        _json(reports / "metrics/winograd/maps.json",
+                _json(reports / f"metrics/winograd/train/{task}-{model}.json",
+                      {"train/loss": 0.1, "steps": 4, "wall_s": 0.5, "device": "cpu"})
+                _rows(reports / f"curves/winograd/{task}-{model}.csv",
+                      [{"step": s, "loss": 3.0 / s} for s in range(1, 5)], ",")
+        _json(reports / "metrics/winograd/data.json",
+              {task: {"train_sentences": 10, "held_out_sentences": 4} for task in ("leaky",
+                                                                                  "closed")})
+        _json(reports / "tables/winograd/maps.json",
               {"variant": "closed-two-blocks", "x": "animal", "y": "street", "adjectives": maps()})
     if keep("sweeps"):
         _json(reports / "sweeps/dk/best.json", {"val/ppl": 310.0, "params": {"d_head": 64}})

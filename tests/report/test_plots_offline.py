@@ -50,13 +50,13 @@ def test_dvc_plots_show_renders_offline_in_chromium(dvc_project, browser, tmp_pa
         curve.parent.mkdir(parents=True, exist_ok=True)
         curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(1, 9)))
     out = tmp_path / "plots"
-    curves = [f"reports/curves/ladder-{row}/train_loss.csv" for row in ("no-context", "average")]
-    dvc_project.dvc("plots", "show", "-o", str(out), *curves)
+    dvc_project.dvc("plots", "show", "-o", str(out))  # every definition; missing files skipped
     html = (out / "index.html").read_text()
-    assert "cdn.jsdelivr" not in html and "vegaEmbed" in html
+    assert "cdn.jsdelivr" not in html and "E02 the ladder, train loss" in html
     page, errors = browser.open(out / "index.html")
-    page.wait_for_selector(".vega-embed svg, .vega-embed canvas", timeout=15_000)
-    assert page.locator(".vega-embed").count() == 2
-    page.screenshot(path=tmp_path / "plots.png")
+    page.wait_for_selector(".vega-embed canvas, .vega-embed svg", timeout=15_000)
+    drawn = page.eval_on_selector_all(".vega-embed canvas", "cs => cs.map(c => c.width)")
+    assert max(drawn, default=0) > 0  # the E02 chart: its two curves exist
+    page.screenshot(path=tmp_path / "plots.png", full_page=True)
     assert errors == [] and browser.left_the_machine() == []
     page.close()

@@ -59,6 +59,7 @@ class Results:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     curves: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
     tables: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
     figures: dict[str, Path] = field(default_factory=dict)
     sweeps: dict[str, Sweep] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +83,16 @@ class Results:
     def raw(self, source: str, key: str) -> Any:
         """The value of ``key`` in metrics file ``source`` as stored (any JSON type)."""
         return self.metrics.get(source, {}).get(key)
+
+    def curve(self, owner: str, column: str) -> list[Point] | None:
+        """The curve of ``column`` in ``<owner>.csv`` or in any CSV under ``<owner>/``.
+
+        ``column`` is the CSV's value column; a ``loss`` column is named ``train/loss``.
+        """
+        for name in sorted(self.curves):
+            if (name == owner or name.startswith(f"{owner}/")) and column in self.curves[name]:
+                return self.curves[name][column]
+        return None
 
     def table(self, name: str) -> list[dict[str, str]]:
         """The rows of TSV table ``name`` (its path without ``.tsv``); empty when absent."""
@@ -108,12 +119,15 @@ def load_results(inputs: ReportInputs) -> Results:
     for path in _files(inputs.curves, ".csv"):
         curve = _read(path, results.problems, _read_curve)
         if curve is not None:
-            variant = path.relative_to(inputs.curves).parent.as_posix()
-            results.curves.setdefault(variant, {})[curve[0]] = curve[1]
+            results.curves[_name(path, inputs.curves)] = {curve[0]: curve[1]}
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:
             results.tables[_name(path, inputs.tables)] = rows
+    for path in _files(inputs.tables, ".json"):  # records too nested for a metrics file
+        record = _read(path, results.problems, _json_object)
+        if record is not None:
+            results.documents[_name(path, inputs.tables)] = record
     for suffix in FIGURE_SUFFIXES:
         for path in _files(inputs.figures, suffix):
             results.figures[path.relative_to(inputs.figures).as_posix()] = path

@@ -8,7 +8,7 @@ trial, its trials sorted by the objective, and one scatter per swept parameter.
 
 from __future__ import annotations
 
-from attnlab.report import figures
+from attnlab.report import figures, trained
 from attnlab.report.content import Image, Section, Table, cell, params_line, table_if_any
 from attnlab.report.results import Results
 from attnlab.report.winograd import (
@@ -25,10 +25,14 @@ TOP_TRIALS = 10
 
 
 def winograd(results: Results, section: Section) -> None:
-    """E16 (leaky) or E17 (closed): scores per model and the maps of each model."""
+    """E16 (leaky) or E17 (closed): scores per model, curves, and the attention maps."""
     task = "leaky" if section.id == "E16" else "closed"
+    variants = [f"{task}-{m}" for m in MODELS]
     section.measured = any(source(task, m) in results.metrics for m in MODELS)
-    section.protocol = [("seed", params_line(results, "seed") or "not run")]
+    section.protocol = trained.protocol(results, variants, "winograd/train/{}", "winograd/{}")
+    data = results.metrics.get("winograd/data", {}).get(task)
+    if isinstance(data, dict):
+        section.protocol += [(f"data: {k}", str(v)) for k, v in data.items() if k != "vocabulary"]
     keys = sorted({k for m in MODELS for k in results.metrics.get(source(task, m), {})
                    if k.startswith("winograd/") and results.value(source(task, m), k) is not None})
     keys = keys or ["winograd/acc", "winograd/wrong_noun"]
@@ -36,7 +40,21 @@ def winograd(results: Results, section: Section) -> None:
     section.tables += table_if_any(f"Held-out sentences, {TASKS[task]}",
                                    ("model", *(k.removeprefix("winograd/") for k in keys)), rows,
                                    "acc: the referent predicted after 'so the'; wrong_noun: the "
-                                   "share of answers naming the pair's other noun.")
+                                   "share of answers naming the pair's other noun; train_*: the "
+                                   "same on the training sentences.")
+    section.figures += trained.curves(
+        results, {f"winograd/{v}": MODELS[v.split("-", 1)[1]] for v in variants},
+        f"{TASKS[task]}: training curves")
+    drawn = results.figures_of("winograd_") if task == "closed" else []
+    for path in drawn:
+        section.figures.append(Image(path.stem.replace("_", " "), figures.file_data_uri(path),
+                                     f"Drawn by the Winograd stage: {path.name}"))
+    if not drawn:
+        section.figures += _heatmaps(results, task)
+
+
+def _heatmaps(results: Results, task: str) -> list[Image]:
+    images = []
     for m in MODELS:
         maps = read_maps(results, source(task, m))
         if not maps:
@@ -45,14 +63,12 @@ def winograd(results: Results, section: Section) -> None:
         tokens = list(maps[adjectives[0]].tokens)
         tokens[ADJECTIVE] = "{adj}"
         for b in range(len(maps[adjectives[0]].blocks)):
-            rows_b = [maps[a].blocks[b] for a in adjectives]
-            fig = figures.heatmap(rows_b, adjectives, tokens,
+            fig = figures.heatmap([maps[a].blocks[b] for a in adjectives], adjectives, tokens,
                                   f"{TASKS[task]}, {MODELS[m]}: block {b + 1}, query 'so the'")
-            section.figures.append(Image(f"{MODELS[m]}, block {b + 1}", figures.to_data_uri(fig),
-                                         "Weights at the query position, averaged over heads; "
-                                         "crosser adjectives first, then crossed-thing ones."))
-    for path in results.figures_of(f"{section.id.lower()}_"):
-        section.figures.append(Image(path.stem, figures.file_data_uri(path), path.name))
+            images.append(Image(f"{MODELS[m]}, block {b + 1}", figures.to_data_uri(fig),
+                                "Weights at the query position, averaged over heads; "
+                                "crosser adjectives first, then crossed-thing ones."))
+    return images
 
 
 # trials.csv: these columns, then one column per searched parameter.

@@ -44,10 +44,17 @@ NORMS = ("pre", "pre-warmup", "post", "post-warmup")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
 
 
-def protocol(results: Results, variants: Sequence[str]) -> list[tuple[str, str]]:
-    """The protocol lines of a trained experiment, read from its rows' metrics files."""
-    runs = {v: results.metrics[f"{v}/train"] for v in variants if f"{v}/train" in results.metrics}
-    evals = [results.metrics[f"{v}/eval"] for v in variants if f"{v}/eval" in results.metrics]
+def protocol(
+    results: Results, variants: Sequence[str], train: str = "{}/train", evaluation: str = "{}/eval"
+) -> list[tuple[str, str]]:
+    """The protocol lines of a trained experiment, read from its rows' metrics files.
+
+    ``train`` and ``evaluation`` name a row's metrics files (``{}`` is the variant).
+    """
+    runs = {v: results.metrics[train.format(v)] for v in variants
+            if train.format(v) in results.metrics}
+    evals = [results.metrics[evaluation.format(v)] for v in variants
+             if evaluation.format(v) in results.metrics]
     lines = [("rows trained", f"{len(runs)} of {len(variants)}")]
     if not runs and not evals:
         return lines
@@ -81,11 +88,12 @@ def measured(results: Results, variants: Sequence[str]) -> bool:
     return any(f"{v}/{k}" in results.metrics for v in variants for k in ("train", "eval"))
 
 
-def _curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
-    train = {label: results.curves[v]["train/loss"] for v, label in rows.items()
-             if "train/loss" in results.curves.get(v, {})}
-    val = {label: results.curves[v]["val/ppl"] for v, label in rows.items()
-           if "val/ppl" in results.curves.get(v, {})}
+def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
+    """Train loss and val/ppl against step for ``rows`` (curve owner -> label), if any."""
+    found = {kind: {label: results.curve(owner, kind) for owner, label in rows.items()}
+             for kind in ("train/loss", "val/ppl")}
+    train = {label: points for label, points in found["train/loss"].items() if points}
+    val = {label: points for label, points in found["val/ppl"].items() if points}
     if not train and not val:
         return []
     fig = figures.curves(train, val, title)
@@ -117,7 +125,7 @@ def ladder(results: Results, section: Section) -> None:
         fig = figures.bars([r for r, _ in LADDER], {"val ppl": values},
                            "E02: validation perplexity, row by row", "val/ppl", log=True)
         section.figures.append(Image("The ladder", figures.to_data_uri(fig)))
-    section.figures += _curves(results, {f"ladder-{r}": r for r, _ in LADDER}, "E02 curves")
+    section.figures += curves(results, {f"ladder-{r}": r for r, _ in LADDER}, "E02 curves")
 
 
 def dk(results: Results, section: Section) -> None:
@@ -141,7 +149,7 @@ def dk(results: Results, section: Section) -> None:
         fig = figures.bars(labels, {"divided": with_div, "undivided": without},
                            "E08: the sqrt(d_k) effect per width", "val/ppl")
         section.figures.append(Image("The sqrt(d_k) effect", figures.to_data_uri(fig)))
-    section.figures += _curves(
+    section.figures += curves(
         results, {f"{stem}-{s}": f"{stem.removeprefix('dk-')} {s}" for _, _, stem in DK_ROWS
                   for s in ("scaled", "unscaled")}, "E08 curves")
 
@@ -202,7 +210,7 @@ def norms(results: Results, section: Section) -> None:
                             "L2 norm of the block's gradient", logy=True)
         section.figures.append(Image("Gradient norm per block", figures.to_data_uri(fig),
                                      "The warmup rows share their init with the rows without."))
-    section.figures += _curves(results, {f"norm-{n}": n for n in NORMS}, "E11 curves")
+    section.figures += curves(results, {f"norm-{n}": n for n in NORMS}, "E11 curves")
 
 
 def positions(results: Results, section: Section) -> None:
@@ -222,7 +230,7 @@ def positions(results: Results, section: Section) -> None:
         fig = figures.lines(lengths, table, "E13: perplexity vs evaluation length",
                             "evaluation length (tokens)", "val/ppl", logx=True, logy=True)
         section.figures.append(Image("Length extrapolation", figures.to_data_uri(fig)))
-    section.figures += _curves(results, {v: v.split("-", 1)[1] for v in variants}, "E13 curves")
+    section.figures += curves(results, {v: v.split("-", 1)[1] for v in variants}, "E13 curves")
 
 
 def depth(results: Results, section: Section) -> None:
@@ -236,4 +244,4 @@ def depth(results: Results, section: Section) -> None:
         rows.append((v.split("-")[1], cell(train), cell(val), ratio_cell(val, train)))
     section.tables += table_if_any("One block vs two", ("blocks", "train ppl", "val ppl",
                                                         "val / train"), rows)
-    section.figures += _curves(results, {v: v for v in variants}, "E18 curves")
+    section.figures += curves(results, {v: v for v in variants}, "E18 curves")
