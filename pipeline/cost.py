@@ -88,7 +88,7 @@ def _show(result: CostResult) -> None:
         table.add_row(
             *("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in cells)
         )
-    console = Console()
+    console = Console(width=132)  # wide enough for every column, even under dvc
     console.print(table)
     metrics = result.metrics()
     for impl in result.implementations:

@@ -58,7 +58,8 @@ def plot_cost(result: CostResult, path: Path) -> None:
     env = result.environment
     title = (
         f"E14: one attention layer, forward only, {env['dtype']} on {env['device']} "
-        f"({env['device_name']}, {env['threads']} threads)"
+        f"({env['device_name']}, {env['threads']} threads, "
+        f"load average {env.get('load_average_at_start', 'not recorded')} at the start)"
     )
     fig.suptitle("\n".join([title, *notes]), fontsize=10)
     save_figure(fig, path)
