@@ -56,7 +56,7 @@ def computed(results: Results, section: Section) -> None:
     if section.id == "E14":
         section.protocol += _cost_environment(results)
     else:
-        section.protocol.append(("library versions", library_versions()))
+        section.protocol.append(("library versions (rendering environment)", library_versions()))
     for name, title in TABLES.get(section.id, ()):
         table = tsv_table(title, results.table(name))
         if table is not None:

@@ -18,9 +18,10 @@ TITLE = "attnlab: attention and the transformer block, derived from an average"
 BADGE = {HOLDS: "holds", FAILS: "fails", NOT_RUN: "notrun"}
 
 
-def _counts(verdicts: list[Verdict]) -> str:
+def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
     counts = Counter(v.status for v in verdicts)
-    return ", ".join(f"{counts[s]} {s}" for s in (HOLDS, FAILS, NOT_RUN))
+    shown = [s for s in (HOLDS, FAILS, NOT_RUN) if counts[s] or not skip_zeros]
+    return ", ".join(f"{counts[s]} {s}" for s in shown)
 
 
 def _table_html(table: Table) -> str:
@@ -93,7 +94,7 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
     toc = "".join(
         f'<li><a href="#{s.id}">{escape(s.id)}: {escape(s.title)}</a>'
         f'{"" if s.ran else " <span class=badge-small>not run</span>"}'
-        f'{" (" + _counts(by_section[s.id]) + ")" if by_section[s.id] else ""}</li>'
+        f'{" (" + _counts(by_section[s.id], True) + ")" if by_section[s.id] else ""}</li>'
         for s in sections
     )
     issues = "".join(f"<li>{escape(p)}</li>" for p in problems)

@@ -65,15 +65,16 @@ def fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _bounds(lo: float | None, hi: float | None) -> str:
+def _bounds(lo: float | None, hi: float | None, strict: bool = False) -> str:
+    """The range in words: "at least 2", "below 1", "between 0.9 and 1.01"."""
     if lo is not None and lo == hi:
         return f"equal to {fmt(lo)}"
     if lo is not None and hi is not None:
-        return f"between {fmt(lo)} and {fmt(hi)}"
+        return f"between {fmt(lo)} and {fmt(hi)}" + (" (both excluded)" if strict else "")
     if lo is not None:
-        return f"at least {fmt(lo)}"
+        return f"{'above' if strict else 'at least'} {fmt(lo)}"
     if hi is not None:
-        return f"at most {fmt(hi)}"
+        return f"{'below' if strict else 'at most'} {fmt(hi)}"
     raise ValueError("a range needs a lower or an upper bound")
 
 
@@ -87,9 +88,7 @@ def ratio_in(
     num: Ref, den: Ref, lo: float | None = None, hi: float | None = None, strict: bool = False
 ) -> Rule:
     """``num / den`` within [lo, hi] (an open side when None; exclusive when ``strict``)."""
-    bounds = _bounds(lo, hi).replace("at least", "above" if strict else "at least")
-    bounds = bounds.replace("at most", "below" if strict else "at most")
-    test = f"{num.label} / {den.label} {bounds}"
+    test = f"{num.label} / {den.label} {_bounds(lo, hi, strict)}"
 
     def decide(values: Values) -> Outcome:
         a, b = values[num], values[den]
@@ -104,10 +103,7 @@ def in_range(
     ref: Ref, lo: float | None = None, hi: float | None = None, strict: bool = False
 ) -> Rule:
     """A single measurement within [lo, hi] (exclusive when ``strict``)."""
-    bounds = _bounds(lo, hi)
-    if strict:
-        bounds = bounds.replace("at least", "above").replace("at most", "below")
-    test = f"{ref.label} {bounds}"
+    test = f"{ref.label} {_bounds(lo, hi, strict)}"
 
     def decide(values: Values) -> Outcome:
         value = values[ref]

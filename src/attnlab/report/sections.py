@@ -48,10 +48,10 @@ STORY: tuple[Entry, ...] = (
           "initialisation and after training (the d_k = 1024 short runs).", trained.score_stats),
     Entry("E10", "Where a block's parameters are", "Attention, MLP and LayerNorm parameters "
           "of one block at several widths.", computed.computed),
-    Entry("E12", "Permutation equivariance", "Without positions and mask, does attention "
-          "commute with a permutation of its input?", computed.computed),
     Entry("E11", "Pre-norm vs post-norm", "12 blocks, with and without warmup; the gradient "
           "of each block at initialisation.", trained.norms),
+    Entry("E12", "Permutation equivariance", "Without positions and mask, does attention "
+          "commute with a permutation of its input?", computed.computed),
     Entry("E13", "Positions and length extrapolation", "Trained on 64 tokens, each position "
           "method evaluated at 64, 128 and 256.", trained.positions),
     Entry("E14", "The cost of attention", "Time and memory of one attention layer as n "
@@ -72,19 +72,10 @@ STORY: tuple[Entry, ...] = (
 
 
 def build_sections(results: Results) -> list[Section]:
-    """Every section of the story, filled from ``results`` (missing parts left empty)."""
+    """Every section of the story in :data:`STORY`'s order, filled from ``results``."""
     sections = []
-    for entry in sorted(STORY, key=_order):
+    for entry in STORY:
         section = Section(entry.id, entry.title, entry.question)
         entry.build(results, section)
         sections.append(section)
     return sections
-
-
-def _order(entry: Entry) -> tuple[int, str]:
-    # The story's numbering is its order; P0 first, the sweeps last.
-    if entry.id == "P0":
-        return (0, "")
-    if entry.id == "sweeps":
-        return (100, "")
-    return (int(entry.id[1:]), "")

@@ -75,7 +75,7 @@ def protocol(
         ("hardware", f"{distinct('device')}; precision {distinct('precision')}; "
                      f"world size {distinct('world_size')}"),
         ("wall time (training, all rows)", f"{wall:,.0f} s"),
-        ("library versions", library_versions()),
+        ("library versions (rendering environment)", library_versions()),
     ]
     sentences = {s for e in evals if isinstance(e.get("protocol"), dict)
                  for s in e["protocol"].values()}

@@ -1,0 +1,41 @@
+"""The real ``dvc repro`` of the report stage in a throw-away clone, on a tiny-budget run."""
+
+import json
+
+import pytest
+from report_fabricate import write_run
+
+from attnlab.report import CLAIMS
+
+pytestmark = pytest.mark.slow
+
+
+def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project):
+    root = dvc_project.root
+    reports = write_run(root / "reports")
+    (reports / "figures").mkdir(exist_ok=True)
+    dvc_project.run("git", "add", "-A")
+    dvc_project.run("git", "commit", "-qm", "a tiny-budget run")
+
+    done = dvc_project.dvc("repro", "--single-item", "report")
+    assert dvc_project.ran_stages(done.stdout) == ["report"]
+    assert f"report: {len(CLAIMS)} claims" in done.stdout
+    for name in ("index.html", "REPORT.md", "demo.html"):
+        assert (reports / name).stat().st_size > 1000, name
+    page = (reports / "index.html").read_text()
+    assert "E02: The ladder" in page and "data:image/svg+xml;base64," in page
+
+    again = dvc_project.dvc("repro", "--single-item", "report")
+    assert dvc_project.ran_stages(again.stdout) == []
+
+    eval_json = reports / "metrics/ladder-average/eval.json"
+    record = json.loads(eval_json.read_text())
+    record["val/ppl"] = 4 * json.loads(
+        (reports / "metrics/ladder-no-context/eval.json").read_text())["val/ppl"]
+    eval_json.write_text(json.dumps(record))
+    changed = dvc_project.dvc("repro", "--single-item", "report")
+    assert dvc_project.ran_stages(changed.stdout) == ["report"]
+    markdown = (reports / "REPORT.md").read_text()
+    assert "| E02.1 | averaging makes the model about four times worse" in markdown
+    e021 = next(line for line in markdown.splitlines() if line.startswith("| E02.1 |"))
+    assert "**holds**" in e021 and "ratio 4.000" in e021
