@@ -80,6 +80,7 @@ class WinogradParams(Section):
     closed: ClosedParams
     model: dict[str, Any]
     train: TrainParams
+    torch_threads: Annotated[int, Field(ge=1, le=256)]
     variants: dict[str, VariantOverrides]
     maps: MapsParams
 
