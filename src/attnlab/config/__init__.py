@@ -5,10 +5,12 @@ from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.winograd import WinogradParams
 
 __all__ = [
     "BpeParams",
+    "CheckpointParams",
     "CostParams",
     "CurveParams",
     "DownloadParams",
@@ -17,6 +19,8 @@ __all__ = [
     "ProbesParams",
     "Section",
     "TokenizeParams",
+    "TrainerParams",
+    "WandbParams",
     "WinogradParams",
     "load_params",
     "parse_params",

@@ -10,6 +10,7 @@ from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.variants import (
     BudgetParams,
     TrainParams,
@@ -41,6 +42,9 @@ class Params(Section):
     variants: dict[str, VariantOverrides]
     evaluate: EvaluateParams
     winograd: WinogradParams
+    trainer: TrainerParams
+    checkpoint: CheckpointParams
+    wandb: WandbParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
 
