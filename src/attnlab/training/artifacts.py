@@ -1,0 +1,114 @@
+"""What a training run leaves behind, and how later stages read it back.
+
+A trained model is a folder with two files: ``model.pt``, the model's ``state_dict``
+(loaded with ``weights_only=True``: plain tensors, no pickled code), and ``config.json``,
+the resolved configuration it was trained with: variant, model config, recipe, budget,
+steps, seed, hardware, fingerprint and git revision. Offline W&B loses its config when a
+run is killed (PITFALLS 4), so this file, not W&B, is where the hyperparameters live.
+
+Evaluation, the probes and the Winograd stages (EXPERIMENTS.md E02-E18) start from
+:func:`load_trained_model`.
+"""
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnlab.config.variants import TrainParams, Variant
+from attnlab.errors import AttnlabError
+from attnlab.models import LanguageModel, ModelConfig
+
+WEIGHTS = "model.pt"
+CONFIG = "config.json"
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """A trained model with the variant it was trained as and the full run description."""
+
+    model: LanguageModel
+    variant: Variant
+    config: dict[str, Any]
+
+
+def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Path) -> None:
+    """Write ``model.pt`` and ``config.json`` into ``folder`` (created if needed).
+
+    ``config`` must hold ``variant``, ``model`` (the ModelConfig's fields) and ``train``,
+    as :meth:`attnlab.training.TrainJob.config` returns them.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
+    torch.save(state, folder / WEIGHTS)
+    write_json(folder / CONFIG, config)
+
+
+def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -> TrainedModel:
+    """Rebuild a trained model from its folder, in eval mode.
+
+    Raises:
+        AttnlabError: the folder lacks a file, or the weights do not fit the config.
+    """
+    folder = Path(folder)
+    try:
+        config = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
+        state = torch.load(folder / WEIGHTS, map_location=map_location, weights_only=True)
+    except (OSError, ValueError, RuntimeError) as err:
+        raise AttnlabError(f"{folder}: not a trained model folder ({err})") from None
+    variant = Variant(
+        name=config["variant"],
+        model=ModelConfig(**config["model"]),
+        train=TrainParams.model_validate(config["train"]),
+    )
+    model = LanguageModel(variant.model)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
+    return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as indented JSON with a final newline (a DVC metrics file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+
+
+def write_curve(path: Path, points: list[tuple[int, float]]) -> None:
+    """Write the loss curve as a ``step,loss`` CSV (a DVC plots file).
+
+    Losses are written with ``repr``: the shortest text that reads back as the same float,
+    so two curves compare bit for bit through the file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step", "loss"])
+        writer.writerows((step, repr(loss)) for step, loss in points)
+
+
+def read_curve(path: Path) -> list[tuple[int, float]]:
+    """Read a curve written by :func:`write_curve`."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [(int(row["step"]), float(row["loss"])) for row in csv.DictReader(handle)]
+
+
+def final_loss(points: list[tuple[int, float]], fraction: float = 0.05) -> tuple[float, int]:
+    """The mean loss of the last ``fraction`` of steps (at least one), and how many.
+
+    One batch's loss is noisy; the last 5 % of the run (150 of P0's 3000 steps) is a
+    stable figure of where training ended.
+    """
+    if not points:
+        return math.nan, 0
+    window = max(1, round(len(points) * fraction))
+    tail = [loss for _, loss in points[-window:]]
+    return sum(tail) / window, window

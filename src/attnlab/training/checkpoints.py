@@ -1,0 +1,207 @@
+"""Resume state that survives a kill: atomic checkpoints, RNG state, one fixed file.
+
+Serves every trained experiment of EXPERIMENTS.md at the story's budget (hours on a CPU).
+Three traps of Lightning are closed here (PITFALLS 6 and 7):
+
+- Lightning's checkpoint holds no RNG state: :class:`RngState` adds torch's (CPU and
+  CUDA), NumPy's and Python's, and puts them back right before the first resumed step.
+- ``ckpt_path="last"`` silently starts over when it finds nothing, and the directory moves
+  with the logger's run id: :class:`PeriodicCheckpoint` writes one fixed file, and
+  :func:`checkpoint_step` reads it up front, so a corrupt file is an error naming it.
+- A kill during ``torch.save`` must not destroy the previous good checkpoint:
+  :class:`AtomicCheckpointIO` writes a temporary file, fsyncs it, then renames it over.
+
+``ModelCheckpoint`` is not used: its version counter, epoch-end saves and top-k
+bookkeeping serve model selection, while resume needs exactly one always-valid file.
+"""
+
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+from lightning.pytorch.plugins.io import TorchCheckpointIO
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+
+from attnlab.errors import AttnlabError
+
+LAST = "last.ckpt"
+FINGERPRINT_KEY = "attnlab_fingerprint"
+
+
+class CheckpointError(AttnlabError):
+    """A checkpoint cannot be read, or belongs to another configuration."""
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Write checkpoints all-or-nothing; name the file when one cannot be read."""
+
+    def save_checkpoint(
+        self, checkpoint: dict[str, Any], path: str | Path, storage_options: Any = None
+    ) -> None:
+        """Save to a temporary file beside ``path``, fsync, then rename over ``path``."""
+        if storage_options is not None:
+            raise TypeError("AtomicCheckpointIO takes no storage_options")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                torch.save(checkpoint, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)  # atomic on POSIX: readers see the old file or the new
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _fsync_directory(path.parent)
+
+    def load_checkpoint(self, path: str | Path, map_location: Any = None, **kwargs: Any) -> dict:
+        """Load a checkpoint, turning any read failure into a :class:`CheckpointError`."""
+        return load_checkpoint_file(Path(path))
+
+
+def _fsync_directory(folder: Path) -> None:
+    # The rename itself is durable only once the directory entry is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def load_checkpoint_file(path: Path) -> dict[str, Any]:
+    """Read a Lightning checkpoint written by :class:`AtomicCheckpointIO`.
+
+    Raises:
+        CheckpointError: the file is truncated, corrupt or not a Lightning checkpoint.
+    """
+    try:
+        # Our own files, holding NumPy/Python RNG state: not restricted to weights.
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:
+        raise CheckpointError(
+            f"{path}: unreadable checkpoint ({type(err).__name__}: {err}). Delete it to "
+            "start this run from step 0, or restore a good copy to resume."
+        ) from None
+    if not isinstance(checkpoint, dict) or "global_step" not in checkpoint:
+        raise CheckpointError(f"{path}: not a Lightning checkpoint (no global_step)")
+    return checkpoint
+
+
+def checkpoint_step(path: Path, fingerprint: str) -> int:
+    """The global step a checkpoint resumes at, after checking it belongs to this run.
+
+    Raises:
+        CheckpointError: unreadable, or written for a different configuration.
+    """
+    checkpoint = load_checkpoint_file(path)
+    found = checkpoint.get(FINGERPRINT_KEY)
+    if found != fingerprint:
+        raise CheckpointError(
+            f"{path}: written for configuration {found!r}, not {fingerprint!r}; "
+            "refusing to resume another run's state"
+        )
+    return int(checkpoint["global_step"])
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Delete half-written temporaries left by a kill during a save (never the checkpoint)."""
+    for stale in folder.glob(f".{LAST}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+class RngState(pl.Callback):
+    """Carry every RNG state through checkpoints, so dropout resumes mid-stream.
+
+    The states are captured when a checkpoint is written and restored at
+    ``on_train_start``: after everything that runs between restore and the first step
+    (model transfer, DataLoader creation, which draws from its own generator).
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[str, Any] | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The current torch (CPU and CUDA), NumPy and Python RNG states."""
+        state: dict[str, Any] = {
+            "torch": torch.get_rng_state(),
+            "numpy": np.random.get_state(),
+            "python": random.getstate(),
+        }
+        if torch.cuda.is_available():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Keep the states until training starts."""
+        self._pending = state_dict
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Put the checkpoint's RNG states back right before the first resumed step."""
+        if self._pending is None:
+            return
+        torch.set_rng_state(self._pending["torch"])
+        np.random.set_state(self._pending["numpy"])
+        random.setstate(self._pending["python"])
+        if "cuda" in self._pending and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(self._pending["cuda"])
+        self._pending = None
+
+
+class PeriodicCheckpoint(pl.Callback):
+    """Write ``<folder>/last.ckpt`` every ``every_n_train_steps`` steps and on SIGTERM.
+
+    SIGTERM (``dvc queue kill``, a batch scheduler) reaches us through Lightning at a step
+    boundary, where the state is consistent, so it is saved; Ctrl-C can land inside an
+    optimiser step, so it is not, and the last periodic checkpoint stands.
+
+    Args:
+        folder: The fixed directory of this run's resume state.
+        every_n_train_steps: The interval; at most this many steps are redone after a kill.
+        fingerprint: Stored in the checkpoint and checked on resume.
+        save_at_end: Also save after the last step (to keep the final optimiser state).
+    """
+
+    def __init__(
+        self, folder: Path, every_n_train_steps: int, fingerprint: str, save_at_end: bool
+    ) -> None:
+        self.path = Path(folder) / LAST
+        self.every = every_n_train_steps
+        self.fingerprint = fingerprint
+        self.save_at_end = save_at_end
+
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
+        """Stamp every checkpoint with the run's fingerprint."""
+        checkpoint[FINGERPRINT_KEY] = self.fingerprint
+
+    def on_train_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+    ) -> None:
+        """Save when the step count reaches a multiple of the interval."""
+        step = trainer.global_step
+        if step % self.every == 0 and step < trainer.max_steps:
+            trainer.save_checkpoint(self.path, weights_only=False)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Save the final state when asked to keep it."""
+        if self.save_at_end:
+            trainer.save_checkpoint(self.path, weights_only=False)
+
+    def on_exception(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException
+    ) -> None:
+        """Save on SIGTERM, which Lightning raises only between steps."""
+        if isinstance(exception, SIGTERMException) and trainer.global_step > 0:
+            trainer.save_checkpoint(self.path, weights_only=False)

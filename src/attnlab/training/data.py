@@ -1,0 +1,183 @@
+"""Training batches as a pure function of (seed, step, rank) (P0 of EXPERIMENTS.md).
+
+P0 trains on random windows of ``block_size + 1`` tokens from the train split. Here the
+windows of global step ``s`` come from a ``torch.Generator`` seeded with ``(seed, s)``
+alone, so the batch a step sees does not depend on how the run got there: a run resumed
+from a checkpoint at step ``k`` draws exactly the batches ``k, k+1, ...`` an uninterrupted
+run draws, whatever happened to the DataLoader in between.
+
+Several processes (DDP): every rank draws the same ``batch_size`` windows of step ``s``
+and keeps its contiguous slice of ``batch_size / world_size`` rows. The global batch of a
+step is therefore the story's batch whatever the hardware, and DDP's averaged gradient is
+the one-process gradient up to float summation order.
+
+A later validation hook reads the other split through :func:`attnlab.data.tokens.read_tokens`
+and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not change.
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from attnlab.data.tokens import read_tokens
+
+
+class StepBatch(NamedTuple):
+    """One step's batch: the global step it belongs to, inputs and next-token targets."""
+
+    step: int
+    x: Tensor  # (B, T) int64 token ids
+    y: Tensor  # (B, T) int64: x shifted left by one
+
+
+def step_generator(seed: int, step: int) -> torch.Generator:
+    """A generator seeded from ``(seed, step)``, well mixed by NumPy's SeedSequence.
+
+    A plain ``seed + step`` would make run ``seed=1`` replay run ``seed=0`` one step late.
+    """
+    state = np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0]
+    return torch.Generator().manual_seed(int(state) >> 1)  # 63 bits: a non-negative int64
+
+
+def draw_windows(
+    tokens: Tensor,
+    block_size: int,
+    batch_size: int,
+    seed: int,
+    step: int,
+    rank: int = 0,
+    world_size: int = 1,
+) -> StepBatch:
+    """The windows of global step ``step`` that process ``rank`` of ``world_size`` trains on.
+
+    Args:
+        tokens: The train split, a 1-D integer tensor (uint16 from the Parquet file).
+        block_size: The context T; each window holds T + 1 tokens.
+        batch_size: The global batch, split evenly across ranks.
+        seed: The run's seed.
+        step: The global step (0 for the first optimiser step).
+        rank: This process's global rank.
+        world_size: The number of processes; must divide ``batch_size``.
+
+    Raises:
+        ValueError: the split is shorter than one window, or the batch does not split.
+    """
+    if batch_size % world_size:
+        raise ValueError(f"batch_size {batch_size} does not split across {world_size} ranks")
+    n_starts = len(tokens) - block_size
+    if n_starts < 1:
+        raise ValueError(f"{len(tokens)} tokens hold no window of {block_size + 1}")
+    starts = torch.randint(n_starts, (batch_size,), generator=step_generator(seed, step))
+    per_rank = batch_size // world_size
+    starts = starts[rank * per_rank : (rank + 1) * per_rank]  # (B_r,)
+    offsets = starts[:, None] + torch.arange(block_size + 1)  # (B_r, T+1)
+    windows = tokens[offsets].long()  # (B_r, T+1)
+    return StepBatch(step, windows[:, :-1], windows[:, 1:])
+
+
+class StepBatches(IterableDataset):
+    """The batches of steps ``start, start+1, ..., stop-1`` for one rank, in order.
+
+    With DataLoader workers, worker ``w`` of ``n`` yields the steps ``≡ w (mod n)``; the
+    DataLoader takes one batch from each worker in turn, which restores the order.
+    """
+
+    def __init__(
+        self,
+        tokens: Tensor,
+        block_size: int,
+        batch_size: int,
+        seed: int,
+        start: int,
+        stop: int,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        super().__init__()
+        self.tokens = tokens
+        self.block_size = block_size
+        self.batch_size = batch_size
+        self.seed = seed
+        self.start, self.stop = start, stop
+        self.rank, self.world_size = rank, world_size
+
+    def __iter__(self) -> Iterator[StepBatch]:
+        """Yield one :class:`StepBatch` per step of this worker's share."""
+        worker = get_worker_info()
+        first, stride = (0, 1) if worker is None else (worker.id, worker.num_workers)
+        for step in range(self.start + first, self.stop, stride):
+            yield draw_windows(
+                self.tokens,
+                self.block_size,
+                self.batch_size,
+                self.seed,
+                step,
+                self.rank,
+                self.world_size,
+            )
+
+
+class TokenWindows(pl.LightningDataModule):
+    """The train split as a stream of seeded step batches, resumable at any step.
+
+    ``train_dataloader`` is built after Lightning restores a checkpoint, so it starts at
+    the restored ``trainer.global_step``; each batch carries its step, and the task checks
+    it against the step it is about to take.
+    """
+
+    def __init__(
+        self,
+        train_path: Path,
+        block_size: int,
+        batch_size: int,
+        seed: int,
+        steps: int,
+        num_workers: int = 0,
+    ) -> None:
+        super().__init__()
+        self.train_path = Path(train_path)
+        self.block_size = block_size
+        self.batch_size = batch_size
+        self.seed = seed
+        self.steps = steps
+        self.num_workers = num_workers
+        self.train_tokens: Tensor | None = None
+
+    def setup(self, stage: str) -> None:
+        """Read the train split once (zero-copy from Parquet's buffer)."""
+        if self.train_tokens is None:
+            self.train_tokens = read_tokens(self.train_path)
+
+    def train_dataloader(self) -> DataLoader:
+        """A DataLoader over the steps still to train, for this process's rank."""
+        assert self.train_tokens is not None, "setup() reads the tokens first"
+        trainer = self.trainer
+        start = trainer.global_step if trainer is not None else 0
+        rank = trainer.global_rank if trainer is not None else 0
+        world_size = trainer.world_size if trainer is not None else 1
+        batches = StepBatches(
+            self.train_tokens,
+            self.block_size,
+            self.batch_size,
+            self.seed,
+            start,
+            self.steps,
+            rank,
+            world_size,
+        )
+        # batch_size=None: each item already is a batch. A private generator keeps the
+        # DataLoader from drawing its base seed from the global RNG, whose state the
+        # checkpoint restores and dropout consumes.
+        return DataLoader(
+            batches,
+            batch_size=None,
+            num_workers=self.num_workers,
+            generator=torch.Generator().manual_seed(self.seed),
+            persistent_workers=False,
+        )

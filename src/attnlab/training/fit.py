@@ -1,0 +1,258 @@
+"""Train one variant end to end: resume or start, fit with Lightning, report, clean up.
+
+This is the ``train`` stage of every trained experiment in EXPERIMENTS.md, as a library
+call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
+and returns the trained model, its curve and its metrics. Writing the stage's outputs is
+left to the caller (``pipeline/train.py``), through :mod:`attnlab.training.artifacts`.
+
+Adding validation points during training later: give :class:`TokenWindows` a
+``val_dataloader`` over the validation split, :class:`LanguageModelTask` a
+``validation_step`` returning the loss, and pass ``val_check_interval`` to the Trainer
+below; the train batches and the resume guarantees are unaffected.
+"""
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.loggers import WandbLogger
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from lightning.pytorch.utilities.rank_zero import rank_zero_only
+
+from attnlab.errors import AttnlabError, ParamsError
+from attnlab.models import LanguageModel
+from attnlab.training.artifacts import final_loss
+from attnlab.training.checkpoints import (
+    LAST,
+    AtomicCheckpointIO,
+    PeriodicCheckpoint,
+    RngState,
+    checkpoint_step,
+    remove_stale_temporaries,
+)
+from attnlab.training.curve import LOSS, LossCurve
+from attnlab.training.data import TokenWindows
+from attnlab.training.progress import Progress
+from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
+from attnlab.training.task import LanguageModelTask
+from attnlab.training.tracking import finish_run, git_revision, run_name, start_run
+
+log = logging.getLogger(__name__)
+say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
+
+
+class TrainingInterrupted(AttnlabError):
+    """Training stopped on SIGTERM after saving its state; rerunning resumes it."""
+
+
+@dataclass
+class TrainResult:
+    """The outcome of :func:`train_variant` in this process.
+
+    Only the process with ``is_global_zero`` writes outputs; in the other DDP ranks
+    ``metrics`` and ``curve`` are empty.
+    """
+
+    model: LanguageModel
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+    curve: list[tuple[int, float]]
+    is_global_zero: bool
+
+
+def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
+    """The checkpoint to resume from and its step, or (None, 0); says which in the log."""
+    path = folder / LAST
+    if not resume:
+        if path.exists() and rank_zero_only.rank == 0:
+            path.unlink()
+            say("resume off: removed %s, starting from step 0", path)
+        return None, 0
+    if not path.exists():
+        earlier = folder.exists()
+        say(
+            "no checkpoint at %s%s: starting from step 0",
+            path,
+            " (an earlier run stopped before its first checkpoint)" if earlier else "",
+        )
+        return None, 0
+    step = checkpoint_step(path, digest)  # raises CheckpointError naming the file
+    say("resuming from %s at step %d of %d", path, step, steps)
+    return path, step
+
+
+def _trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trainer:
+    hardware = job.trainer
+    return pl.Trainer(
+        accelerator=hardware.accelerator,
+        devices=hardware.devices,
+        num_nodes=hardware.num_nodes,
+        strategy=hardware.strategy,
+        precision=hardware.precision,
+        max_steps=job.steps,
+        max_epochs=-1,
+        logger=False,  # the W&B logger is attached on rank 0 only, once ranks are known
+        callbacks=callbacks,
+        plugins=[AtomicCheckpointIO()],
+        enable_checkpointing=False,  # PeriodicCheckpoint, not ModelCheckpoint
+        enable_progress_bar=False,  # Progress, which adds no host sync
+        enable_model_summary=False,
+        use_distributed_sampler=False,  # ranks slice the step's batch themselves
+        num_sanity_val_steps=0,
+        default_root_dir=root,
+    )
+
+
+def _device(trainer: pl.Trainer) -> str:
+    device = trainer.strategy.root_device
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else None
+    return f"{device.type} ({name})" if name else device.type
+
+
+def train_variant(
+    job: TrainJob,
+    train_tokens: Path,
+    run_root: Path,
+    wandb_folder: Path,
+    *,
+    resume: bool = True,
+    keep_checkpoint: bool = False,
+    live_progress: bool | None = None,
+    project_dir: Path | None = None,
+    data: pl.LightningDataModule | None = None,
+    callbacks: Sequence[pl.Callback] = (),
+    group: str | None = None,
+) -> TrainResult:
+    """Train ``job``'s variant on the token file ``train_tokens``.
+
+    Args:
+        job: The resolved variant, budget, seed and hardware.
+        train_tokens: The train split (a token Parquet file).
+        run_root: Where resume state lives (outside the project; see runs.py).
+        wandb_folder: The parent of W&B's ``wandb/`` folder.
+        resume: Continue from this configuration's checkpoint if there is one; False
+            deletes it and starts from step 0.
+        keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
+            deleting the resume state after success.
+        live_progress: Draw a progress bar; None means "when stdout is a terminal".
+        project_dir: The checkout whose git revision the run records (default: cwd).
+        data: Batches other than P0's token windows (e.g. the Winograd sentences); they
+            must be :class:`StepBatch` es whose step is the global step. ``train_tokens``
+            is then only fingerprinted.
+        callbacks: Extra Lightning callbacks (validation points, pruning), run after the
+            loss curve is flushed and before progress is reported.
+        group: The W&B group; default the variant's experiment.
+
+    Raises:
+        CheckpointError: the checkpoint to resume from is unreadable or foreign.
+        TrainingInterrupted: SIGTERM stopped training (its state was saved first).
+    """
+    digest = fingerprint(job, train_tokens)
+    folder = checkpoint_dir(run_root, job.variant.name, digest)
+    start, first_step = _resume_point(folder, digest, job.steps, resume)
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(folder)
+
+    pl.seed_everything(job.seed, verbose=False)
+    torch.set_float32_matmul_precision(job.trainer.matmul_precision)
+    model = LanguageModel(job.variant.model)
+    recipe = job.variant.train
+    task = LanguageModelTask(
+        model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
+    )
+    if data is None:
+        data = TokenWindows(
+            train_tokens,
+            job.variant.model.block_size,
+            recipe.batch_size,
+            job.seed,
+            job.steps,
+            job.trainer.num_workers,
+        )
+    curve = LossCurve(job.trainer.log_every_n_steps)
+    every = job.trainer.log_every_n_steps
+    checkpoints = PeriodicCheckpoint(
+        folder, job.checkpoint.every_n_train_steps, digest, keep_checkpoint
+    )
+    progress = Progress(job.variant.name, job.tokens_per_step, every, curve, live_progress)
+    trainer = _trainer(job, [curve, RngState(), *callbacks, checkpoints, progress], folder)
+    if recipe.batch_size % trainer.world_size:
+        raise ParamsError(
+            f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
+            f"split evenly across {trainer.world_size} processes"
+        )
+    config = {
+        **job.config(),
+        "fingerprint": digest,
+        "git_revision": git_revision(project_dir or Path.cwd()),
+        "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
+    }
+    run = None
+    if trainer.is_global_zero:
+        name = run_name(job.variant.name)
+        run = start_run(job.wandb, name, group or job.variant.experiment, config, wandb_folder)
+    if run is not None:
+        run.define_metric("trainer/global_step")
+        run.define_metric("*", step_metric="trainer/global_step", step_sync=True)
+        trainer.loggers = [WandbLogger(experiment=run)]
+
+    summary: dict[str, Any] | None = None
+    exit_code = 1
+    try:
+        began = time.perf_counter()
+        try:
+            trainer.fit(task, datamodule=data, ckpt_path=start)
+        except SIGTERMException:
+            raise TrainingInterrupted(
+                f"{job.variant.name}: stopped by SIGTERM at step {trainer.global_step}; "
+                f"rerun to resume from {folder / LAST}"
+            ) from None
+        wall_s = time.perf_counter() - began
+        metrics = _metrics(job, trainer, model, curve.points, wall_s, first_step)
+        summary = metrics
+        exit_code = 0
+    finally:
+        finish_run(run, summary, exit_code)
+
+    if trainer.is_global_zero and not keep_checkpoint:
+        shutil.rmtree(folder, ignore_errors=True)  # resume state of a finished run
+    return TrainResult(
+        model=model.cpu(),
+        config=config,
+        metrics=metrics if trainer.is_global_zero else {},
+        curve=list(curve.points) if trainer.is_global_zero else [],
+        is_global_zero=trainer.is_global_zero,
+    )
+
+
+def _metrics(
+    job: TrainJob,
+    trainer: pl.Trainer,
+    model: LanguageModel,
+    points: list[tuple[int, float]],
+    wall_s: float,
+    first_step: int,
+) -> dict[str, Any]:
+    """The stage's metrics: ``train/loss`` is the mean over the last 5 % of steps."""
+    loss, window = final_loss(points)
+    trained = (job.steps - first_step) * job.tokens_per_step
+    return {
+        LOSS: loss,
+        "train/loss_window": window,
+        "steps": job.steps,
+        "tokens_seen": job.steps * job.tokens_per_step,
+        "wall_s": round(wall_s, 3),
+        "tokens_per_s": round(trained / wall_s, 1) if wall_s > 0 else 0.0,
+        "resumed_from_step": first_step,
+        "params": sum(p.numel() for p in model.parameters()),
+        "device": _device(trainer),
+        "world_size": trainer.world_size,
+        "precision": job.trainer.precision,
+    }

@@ -1,0 +1,165 @@
+"""One training job, fully resolved, and where its resume state and W&B files live.
+
+A :class:`TrainJob` is one variant of EXPERIMENTS.md with the budget applied: the steps
+and warmup it really trains, the seed, and the hardware. Its :func:`fingerprint` hashes
+everything that changes the trained weights, so a checkpoint is only ever resumed by the
+run that wrote it.
+
+Resume state and W&B runs live under a *run root* outside the repository (default
+``~/.cache/attnlab``, or ``ATTNLAB_RUN_ROOT``): DVC deletes a stage's outputs before
+rerunning it, and deletes everything that is not an output when a ``--temp`` or queued
+experiment ends (PITFALLS 2), so nothing that must survive a kill can live in the project.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning
+import torch
+
+import attnlab
+from attnlab.config.loader import Params
+from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
+from attnlab.config.variants import Variant
+
+RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
+DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")
+# The library code whose behaviour shapes the trained weights.
+_RESULT_CODE = ("models", "training", "data/tokens.py")
+# Trainer knobs that change the numbers (logging and worker counts do not).
+_RESULT_TRAINER = (
+    "accelerator",
+    "devices",
+    "num_nodes",
+    "strategy",
+    "precision",
+    "matmul_precision",
+)
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """A variant with the budget applied, and everything else its training run reads."""
+
+    variant: Variant
+    seed: int
+    budget_scale: float
+    steps: int
+    warmup_steps: int
+    trainer: TrainerParams
+    checkpoint: CheckpointParams
+    wandb: WandbParams
+
+    @classmethod
+    def from_params(cls, params: Params, name: str) -> "TrainJob":
+        """Resolve variant ``name``, scaling its steps and warmup by ``budget.scale``.
+
+        Raises:
+            ParamsError: no variant has that name.
+        """
+        return cls.from_variant(params, params.variant(name))
+
+    @classmethod
+    def from_variant(cls, params: Params, variant: Variant) -> "TrainJob":
+        """A job for an already resolved ``variant`` (one not listed under ``variants``).
+
+        The budget, seed, hardware, checkpoint and W&B settings come from ``params``.
+        """
+        steps = params.budget.steps(variant.train.steps)
+        warmup = variant.train.warmup_steps
+        warmup = min(steps, params.budget.steps(warmup)) if warmup else 0
+        return cls(
+            variant=variant,
+            seed=params.seed,
+            budget_scale=params.budget.scale,
+            steps=steps,
+            warmup_steps=warmup,
+            trainer=params.trainer,
+            checkpoint=params.checkpoint,
+            wandb=params.wandb,
+        )
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Input tokens of one global batch: batch_size x block_size."""
+        return self.variant.train.batch_size * self.variant.model.block_size
+
+    def config(self) -> dict[str, Any]:
+        """The resolved configuration as plain JSON values (for W&B and the model folder)."""
+        return {
+            "variant": self.variant.name,
+            "experiment": self.variant.experiment,
+            "model": dataclasses.asdict(self.variant.model),
+            "train": self.variant.train.model_dump(),
+            "budget": {"scale": self.budget_scale},
+            "steps": self.steps,
+            "warmup_steps": self.warmup_steps,
+            "seed": self.seed,
+            "trainer": self.trainer.model_dump(),
+        }
+
+
+def _source_digest() -> str:
+    root = Path(attnlab.__file__).parent
+    digest = hashlib.sha256()
+    for part in _RESULT_CODE:
+        path = root / part
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for file in files:
+            digest.update(str(file.relative_to(root)).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fingerprint(job: TrainJob, train_tokens: Path) -> str:
+    """A short hash of everything that changes the trained weights.
+
+    That is: the resolved model and recipe, the scaled steps and warmup, the seed, the
+    result-relevant trainer knobs, the train split's bytes, the library code that trains
+    (models, training, token reading) and the torch and Lightning versions. Not the
+    checkpoint interval, the logging interval or W&B: they change nothing in the weights.
+    """
+    config = job.config()
+    described = {
+        "model": config["model"],
+        "train": config["train"],
+        "steps": job.steps,
+        "warmup_steps": job.warmup_steps,
+        "seed": job.seed,
+        "trainer": {key: config["trainer"][key] for key in _RESULT_TRAINER},
+        "tokens": _file_digest(train_tokens),
+        "code": _source_digest(),
+        "versions": [torch.__version__, lightning.__version__],
+    }
+    canonical = json.dumps(described, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def run_root_from_env(environ: Mapping[str, str] = os.environ) -> Path:
+    """``ATTNLAB_RUN_ROOT`` if set, else ``~/.cache/attnlab``, as an absolute path."""
+    return Path(environ.get(RUN_ROOT_ENV) or DEFAULT_RUN_ROOT).expanduser().resolve()
+
+
+def wandb_dir(run_root: Path, environ: Mapping[str, str] = os.environ) -> Path:
+    """``WANDB_DIR`` if set, else ``<run root>/wandb``."""
+    configured = environ.get("WANDB_DIR")
+    return Path(configured).expanduser().resolve() if configured else run_root / "wandb"
+
+
+def checkpoint_dir(run_root: Path, variant: str, digest: str) -> Path:
+    """``<run root>/checkpoints/<variant>-<fingerprint>``: one folder per distinct run."""
+    return run_root / "checkpoints" / f"{variant}-{digest}"
