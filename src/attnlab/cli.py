@@ -25,6 +25,7 @@ STAGES: dict[str, str] = {
     "download": "pipeline/download.py",
     "bpe": "pipeline/bpe.py",
     "tokenize": "pipeline/tokenize_corpus.py",
+    "train": "pipeline/train.py",
     "probes": "pipeline/probes.py",
     "cost": "pipeline/cost.py",
     "report": "pipeline/report.py",

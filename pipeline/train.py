@@ -1,0 +1,71 @@
+"""Stage ``train@<variant>``: train one variant and write its model, metrics and curve."""
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.config import load_params
+from attnlab.training import (
+    TrainJob,
+    run_root_from_env,
+    save_trained_model,
+    train_variant,
+    wandb_dir,
+    write_curve,
+    write_json,
+)
+
+TRAIN_TOKENS = Path("data/tokens/train.parquet")
+MODELS = Path("data/models")
+METRICS = Path("reports/metrics")
+CURVES = Path("reports/curves")
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The variant to train.")],
+    params: ParamsFile = DEFAULT_PARAMS,
+    resume: Annotated[
+        bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")
+    ] = True,
+    keep_checkpoint: Annotated[
+        bool, typer.Option(help="Keep the final checkpoint (optimiser state) after success.")
+    ] = False,
+) -> None:
+    """Train one variant with Lightning, resuming a killed run where it stopped.
+
+    Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.<variant>,
+    trainer, checkpoint, wandb; data/tokens/train.parquet; the environment variables
+    ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
+    Writes: data/models/<variant>/ (model.pt and config.json),
+    reports/metrics/<variant>/train.json (train/loss: mean of the last 5 % of steps; steps,
+    tokens_seen, wall_s, tokens_per_s, params, device) and
+    reports/curves/<variant>/train_loss.csv (step, loss: one row per step).
+    """
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    job = TrainJob.from_params(load_params(params), variant)
+    run_root = run_root_from_env()
+    result = train_variant(
+        job,
+        TRAIN_TOKENS,
+        run_root,
+        wandb_dir(run_root),
+        resume=resume,
+        keep_checkpoint=keep_checkpoint,
+    )
+    if not result.is_global_zero:
+        return  # DDP: rank 0 alone writes the outputs
+    save_trained_model(result.model, result.config, MODELS / variant)
+    write_json(METRICS / variant / "train.json", result.metrics)
+    write_curve(CURVES / variant / "train_loss.csv", result.curve)
+    metrics = result.metrics
+    print(
+        f"{variant}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "
+        f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)
