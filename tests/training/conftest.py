@@ -1,0 +1,64 @@
+"""Fixtures for the training tests: real tokens, a W&B kept off unless asked for."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+from train_helpers import StageProject, train_here
+
+from attnlab.data.bpe import train_bpe
+from attnlab.data.tokens import TokenSplit, encode_corpus, write_split
+from attnlab.training import TrainResult
+
+
+@pytest.fixture(scope="session")
+def train_tokens(tmp_path_factory, corpus_mirror) -> Path:
+    """The first 200 kB of tiny Shakespeare as BPE tokens (vocab 1024), one Parquet file."""
+    text = corpus_mirror.read_text(encoding="utf-8")[:200_000]
+    tokens = encode_corpus(train_bpe(text, 1024), text)
+    path = tmp_path_factory.mktemp("tokens") / "train.parquet"
+    write_split(TokenSplit("train", tokens), path, "0" * 64)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _quiet_wandb(monkeypatch, tmp_path):
+    """No test talks to W&B servers; a test that wants offline runs sets WANDB_MODE."""
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb"))
+    monkeypatch.delenv("DVC_EXP_NAME", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch):
+    """Tiny models train fastest on one thread, and a busy machine cannot oversubscribe it.
+
+    Two OpenMP threads spinning against other processes on two cores run these models
+    twenty times slower; stage subprocesses inherit the setting through the environment.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def train_in_process(tmp_path, train_tokens) -> Callable[..., TrainResult]:
+    """Train a variant of shrunk params in-process; run state under ``tmp_path``."""
+
+    def train(params: dict, variant: str, **options) -> TrainResult:
+        return train_here(params, variant, tmp_path, train_tokens, **options)
+
+    return train
+
+
+@pytest.fixture
+def stage_project(tmp_path, train_tokens) -> Callable[[str, dict], StageProject]:
+    """Make a project folder ``name`` under tmp_path, with these params, to run the stage in."""
+
+    def make(name: str, params: dict) -> StageProject:
+        return StageProject(tmp_path / name, train_tokens, params)
+
+    return make

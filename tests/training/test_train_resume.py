@@ -1,0 +1,127 @@
+"""Kill the real stage after a checkpoint, rerun it, and get the uninterrupted run bit for bit.
+
+PITFALLS T1 (SIGKILL, and the graceful SIGTERM path) and T2 (a corrupt checkpoint named
+by the stage). "Nothing lost" means: identical weights, optimiser and scheduler state,
+global step and per-step loss series, no step missing or repeated in the curve, at most
+one checkpoint interval of work redone. Dropout is on, so the RNG state must resume too.
+"""
+
+import signal
+import time
+
+import pytest
+import torch
+from train_helpers import shrunk_params
+
+from attnlab.training import load_checkpoint_file, read_curve
+
+pytestmark = pytest.mark.slow
+
+VARIANT = "ladder-layernorm"
+EVERY = 40
+PARAMS = shrunk_params(
+    steps=240,
+    model={"dropout": 0.1},
+    checkpoint={"every_n_train_steps": EVERY},
+    trainer={"log_every_n_steps": 25},
+)
+OUTPUTS = (
+    f"data/models/{VARIANT}/model.pt",
+    f"reports/curves/{VARIANT}/train_loss.csv",
+)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory, train_tokens):
+    from train_helpers import StageProject
+
+    project = StageProject(tmp_path_factory.mktemp("a") / "project", train_tokens, PARAMS)
+    done = project.run(VARIANT, "--keep-checkpoint")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return project
+
+
+def _stop_after_first_checkpoint(project, sig: int) -> str:
+    process = project.start(VARIANT, "--keep-checkpoint")
+    deadline = time.monotonic() + 300
+    while not project.checkpoints():
+        assert process.poll() is None, (
+            f"ended before its first checkpoint:\n{process.stdout.read()}"
+        )
+        assert time.monotonic() < deadline, "no checkpoint within 300 s"
+        time.sleep(0.005)
+    process.send_signal(sig)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode != 0, f"training finished before the signal:\n{output}"
+    return output
+
+
+def _assert_same_state(a, b):
+    if isinstance(a, torch.Tensor):
+        assert torch.equal(a, b)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            _assert_same_state(a[key], b[key])
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _assert_same_state(x, y)
+    else:
+        assert a == b
+
+
+def _assert_same_run(a, b):
+    ckpt_a = load_checkpoint_file(a.checkpoints()[0])
+    ckpt_b = load_checkpoint_file(b.checkpoints()[0])
+    assert ckpt_a["global_step"] == ckpt_b["global_step"] == 240
+    for key in ("state_dict", "optimizer_states", "lr_schedulers"):
+        _assert_same_state(ckpt_a[key], ckpt_b[key])
+    for output in OUTPUTS:
+        assert (a.root / output).read_bytes() == (b.root / output).read_bytes(), output
+    curve = read_curve(b.root / OUTPUTS[1])
+    assert [step for step, _ in curve] == list(range(240)), "a step is missing or repeated"
+
+
+def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_project):
+    project = stage_project("b", PARAMS)
+    _stop_after_first_checkpoint(project, signal.SIGKILL)
+    killed_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
+    assert 0 < killed_at < 240 and killed_at % EVERY == 0
+
+    rerun = project.run(VARIANT, "--keep-checkpoint")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"at step {killed_at} of 240" in rerun.stderr
+    metrics = (project.root / f"reports/metrics/{VARIANT}/train.json").read_text()
+    assert f'"resumed_from_step": {killed_at}' in metrics
+    _assert_same_run(uninterrupted, project)
+
+
+def test_sigterm_saves_at_the_step_boundary_and_the_rerun_is_identical(
+    uninterrupted, stage_project
+):
+    project = stage_project("c", PARAMS)
+    output = _stop_after_first_checkpoint(project, signal.SIGTERM)
+    assert "stopped by SIGTERM at step" in output and "Traceback" not in output
+    stopped_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
+    assert f"stopped by SIGTERM at step {stopped_at};" in output
+
+    rerun = project.run(VARIANT, "--keep-checkpoint")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    _assert_same_run(uninterrupted, project)
+
+
+def test_the_stage_names_a_corrupt_checkpoint_and_writes_nothing(uninterrupted, stage_project):
+    project = stage_project("d", PARAMS)
+    path = (
+        project.root
+        / "runs"
+        / uninterrupted.checkpoints()[0].relative_to(uninterrupted.root / "runs")
+    )
+    path.parent.mkdir(parents=True)
+    path.write_bytes(uninterrupted.checkpoints()[0].read_bytes()[:5000])
+    failed = project.run(VARIANT)
+    assert failed.returncode == 2
+    assert f"error: {path}: unreadable checkpoint" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert not (project.root / "data" / "models").exists()

@@ -1,0 +1,66 @@
+"""The real ``dvc repro`` of the whole training fan-out, at a tiny budget and width."""
+
+import json
+
+import pytest
+import yaml
+from train_helpers import offline_runs, wandb_records
+
+from attnlab.training import load_trained_model, read_curve
+
+pytestmark = pytest.mark.slow
+
+SCALE = 0.001  # P0's 3000 steps become 3; E08's short 1500 become 2; E11's 1000 become 1
+
+
+def _shrink(params: dict) -> None:
+    params["budget"]["scale"] = SCALE
+    params["model"]["d_model"] = 32
+    params["train"]["batch_size"] = 8
+    params["trainer"]["log_every_n_steps"] = 1
+
+
+def _run_names(wandb_dir) -> list[str]:
+    names = []
+    for run_file in offline_runs(wandb_dir):
+        for record in wandb_records(run_file):
+            if record.WhichOneof("record_type") == "run":
+                names.append(record.run.display_name)
+                break
+    return names
+
+
+def test_every_variant_trains_once_and_one_knob_reruns_one_variant(dvc_project, tmp_path):
+    dvc_project.env["OMP_NUM_THREADS"] = "1"  # tiny models: one thread is fastest
+    dvc_project.edit_params(_shrink)
+    root = dvc_project.root
+    variants = list(yaml.safe_load((root / "params.yaml").read_text())["variants"])
+
+    first = dvc_project.dvc("repro", "train")
+    ran = dvc_project.ran_stages(first.stdout)
+    trained_stages = sorted(stage for stage in ran if stage.startswith("train@"))
+    assert trained_stages == sorted(f"train@{variant}" for variant in variants)
+    for variant in variants:
+        metrics = json.loads((root / f"reports/metrics/{variant}/train.json").read_text())
+        assert metrics["train/loss"] > 0 and metrics["tokens_per_s"] > 0, variant
+        curve = read_curve(root / f"reports/curves/{variant}/train_loss.csv")
+        assert [step for step, _ in curve] == list(range(metrics["steps"])), variant
+        trained = load_trained_model(root / f"data/models/{variant}")
+        assert trained.variant.name == variant and trained.model.config.d_model == 32
+    assert not list((tmp_path / "runs").glob("checkpoints/*/last.ckpt"))
+
+    again = dvc_project.dvc("repro", "train")
+    assert dvc_project.ran_stages(again.stdout) == []
+
+    exp = dvc_project.dvc("exp", "run", "-S", "variants.norm-pre.train.lr=0.002", "train")
+    assert dvc_project.ran_stages(exp.stdout) == ["train@norm-pre"]
+    assert load_trained_model(root / "data/models/norm-pre").variant.train.lr == 0.002
+
+    names = _run_names(tmp_path / "wandb")
+    assert len(names) == len(variants) + 1
+    assert names.count("workspace/norm-pre") == 1
+    (exp_run,) = [n for n in names if not n.startswith("workspace/")]
+    assert exp_run.endswith("/norm-pre")
+
+    plots = dvc_project.dvc("plots", "show", "--json").stdout
+    assert "reports/curves/ladder-mlp/train_loss.csv" in plots

@@ -1,0 +1,112 @@
+"""W&B offline: one finished run per training, config and summary on disk (PITFALLS 4, 5, T5)."""
+
+import json
+import logging
+import time
+
+import numpy as np
+import pytest
+import wandb
+from train_helpers import offline_runs, shrunk_params, train_here, wandb_records
+
+from attnlab.data.tokens import TokenSplit, write_split
+from attnlab.training.tracking import resolve_mode
+
+PARAMS = shrunk_params(steps=4)
+VARIANTS = ("ladder-mlp", "dk-128-scaled", "positions-alibi")
+
+
+def _read_run(run_file) -> dict:
+    """The config, summary, name, group and exit code recorded in an offline run."""
+    found = {"config": {}, "summary": {}, "exit_code": None}
+    for record in wandb_records(run_file):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            found["name"], found["group"] = record.run.display_name, record.run.run_group
+            for item in record.run.config.update:
+                found["config"][item.key] = json.loads(item.value_json)
+        elif kind == "summary":
+            for item in record.summary.update:
+                key = item.key or "/".join(item.nested_key)
+                found["summary"][key] = json.loads(item.value_json)
+        elif kind == "exit":
+            found["exit_code"] = record.exit.exit_code
+    return found
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    return tmp_path / "wandb"
+
+
+def test_three_trainings_in_one_process_make_three_finished_runs(
+    offline, train_in_process, tmp_path
+):
+    results = [train_in_process(PARAMS, name) for name in VARIANTS]
+    assert wandb.run is None, "every run is finished"
+    runs = [_read_run(path) for path in offline_runs(offline)]
+    assert len(runs) == 3
+    by_name = {run["name"]: run for run in runs}
+    assert set(by_name) == {f"workspace/{name}" for name in VARIANTS}
+    for name, result in zip(VARIANTS, results, strict=True):
+        run = by_name[f"workspace/{name}"]
+        assert run["exit_code"] == 0
+        assert run["group"] == name.split("-")[0]
+        config = run["config"]
+        assert config["variant"] == name and config["steps"] == result.metrics["steps"]
+        assert config["model"]["d_model"] == 32 and config["budget"] == PARAMS["budget"]
+        assert config["seed"] == 1337 and config["fingerprint"] == result.config["fingerprint"]
+        assert "git_revision" in config
+        assert run["summary"]["train/loss"] == result.metrics["train/loss"]
+        assert run["summary"]["tokens_per_s"] == result.metrics["tokens_per_s"]
+
+
+def test_the_run_is_named_after_the_dvc_experiment(offline, monkeypatch, train_in_process):
+    monkeypatch.setenv("DVC_EXP_NAME", "brisk-lark")
+    train_in_process(PARAMS, "ladder-mlp")
+    (run_file,) = offline_runs(offline)
+    assert _read_run(run_file)["name"] == "brisk-lark/ladder-mlp"
+
+
+def test_without_a_key_the_mode_is_offline_before_init(monkeypatch, tmp_path, train_in_process):
+    for name in ("WANDB_MODE", "WANDB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_mode() == "offline"
+    began = time.monotonic()
+    train_in_process(PARAMS, "ladder-mlp")
+    assert time.monotonic() - began < 60, "no network wait"
+    assert len(offline_runs(tmp_path / "wandb")) == 1
+
+
+def test_a_netrc_entry_or_an_env_key_means_online(monkeypatch, tmp_path):
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine api.wandb.ai\n  login user\n  password " + "0" * 40 + "\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert resolve_mode() == "online"
+    monkeypatch.setenv("WANDB_MODE", "dryrun")
+    assert resolve_mode() == "offline"
+
+
+def test_a_failing_wandb_never_fails_training(monkeypatch, tmp_path, train_in_process, caplog):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    (tmp_path / "wandb").write_text("a file where W&B wants a folder")
+    with caplog.at_level(logging.WARNING, logger="attnlab"):
+        result = train_in_process(PARAMS, "ladder-mlp")
+    assert "W&B could not start" in caplog.text
+    assert result.metrics["steps"] == 4
+
+
+def test_a_training_that_raises_still_finishes_its_run_as_failed(offline, tmp_path):
+    tokens = tmp_path / "short.parquet"
+    write_split(TokenSplit("train", np.arange(10, dtype=np.uint16)), tokens, "0" * 64)
+    with pytest.raises(ValueError, match="hold no window"):
+        train_here(PARAMS, "ladder-mlp", tmp_path, tokens)
+    assert wandb.run is None
+    (run_file,) = offline_runs(offline)
+    assert _read_run(run_file)["exit_code"] == 1

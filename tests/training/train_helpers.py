@@ -1,0 +1,128 @@
+"""Helpers for the training tests: shrunk params, a stage folder, W&B's offline log."""
+
+import copy
+import os
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+from wandb.proto import wandb_internal_pb2
+
+from attnlab.config import parse_params
+from attnlab.training import TrainJob, TrainResult, train_variant
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TRAIN_SCRIPT = PROJECT_ROOT / "pipeline" / "train.py"
+REAL_PARAMS = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
+
+
+def shrunk_params(steps: int = 6, **sections: dict) -> dict:
+    """The real params.yaml at width 32, context 32, batch 8; P0's 3000 steps become ``steps``.
+
+    ``sections`` update top-level sections key by key (``trainer={"devices": 2}``).
+    """
+    params = copy.deepcopy(REAL_PARAMS)
+    params["budget"]["scale"] = steps / 3000
+    params["model"].update(d_model=32, block_size=32)
+    params["train"].update(batch_size=8)
+    params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
+    params["checkpoint"].update(every_n_train_steps=2)
+    for name, values in sections.items():
+        params[name].update(values)
+    return params
+
+
+def train_here(params: dict, variant: str, root: Path, tokens: Path, **options) -> TrainResult:
+    """Run :func:`train_variant` in this process with run state under ``root``."""
+    job = TrainJob.from_params(parse_params(params), variant)
+    return train_variant(
+        job, tokens, root / "runs", root / "wandb", live_progress=False, project_dir=root, **options
+    )
+
+
+class StageProject:
+    """A folder laid out like the project (params.yaml, data/tokens) to run the stage in."""
+
+    def __init__(self, root: Path, tokens: Path, params: dict) -> None:
+        self.root = root
+        (root / "data" / "tokens").mkdir(parents=True)
+        os.symlink(tokens, root / "data" / "tokens" / "train.parquet")
+        (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        self.env = {
+            **os.environ,
+            "ATTNLAB_RUN_ROOT": str(root / "runs"),
+            "WANDB_DIR": str(root / "wandb"),
+            "WANDB_MODE": "offline",
+            # One thread: fastest for tiny models, and the same float summation order in
+            # every run a test compares bit for bit.
+            "OMP_NUM_THREADS": "1",
+        }
+
+    def command(self, variant: str, *options: str) -> list[str]:
+        """The stage's command line (the script dvc.yaml runs)."""
+        return [sys.executable, str(TRAIN_SCRIPT), "--variant", variant, *options]
+
+    def start(self, variant: str, *options: str) -> subprocess.Popen:
+        """Start the stage in the background, its output captured."""
+        return subprocess.Popen(
+            self.command(variant, *options),
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def run(self, variant: str, *options: str) -> subprocess.CompletedProcess[str]:
+        """Run the stage to the end."""
+        return subprocess.run(
+            self.command(variant, *options),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    def checkpoints(self) -> list[Path]:
+        """Every last.ckpt under this project's run root."""
+        return sorted((self.root / "runs").glob("checkpoints/*/last.ckpt"))
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (for DDP's MASTER_PORT)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wandb_records(run_file: Path) -> Iterator[wandb_internal_pb2.Record]:
+    """The records of an offline run's ``.wandb`` file (W&B's LevelDB-style log).
+
+    A 7-byte header, then 32 KiB blocks of chunks, each with a 7-byte header (CRC,
+    length, type: 1 whole, 2 first, 3 middle, 4 last).
+    """
+    data = run_file.read_bytes()
+    assert data[:4] == b":W&B", f"{run_file} is not a W&B transaction log"
+    pos, block, pending = 7, 32768, b""
+    while pos + 7 <= len(data):
+        if block - pos % block < 7:
+            pos += block - pos % block  # the block's tail is padding
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        pending += data[pos + 7 : pos + 7 + length]
+        pos += 7 + length
+        if kind in (1, 4):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(pending)
+            pending = b""
+            yield record
+
+
+def offline_runs(wandb_dir: Path) -> list[Path]:
+    """The ``.wandb`` files of every offline run under a W&B directory."""
+    return sorted(wandb_dir.glob("wandb/offline-run-*/run-*.wandb"))
