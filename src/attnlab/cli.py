@@ -26,6 +26,7 @@ STAGES: dict[str, str] = {
     "bpe": "pipeline/bpe.py",
     "tokenize": "pipeline/tokenize_corpus.py",
     "train": "pipeline/train.py",
+    "evaluate": "pipeline/evaluate.py",
     "probes": "pipeline/probes.py",
     "cost": "pipeline/cost.py",
     "report": "pipeline/report.py",

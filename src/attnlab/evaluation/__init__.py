@@ -14,9 +14,12 @@ from attnlab.evaluation.perplexity import (
     perplexity_by_length,
     score_windows,
 )
+from attnlab.evaluation.report import EXTRA_MEASUREMENTS, EvaluationInputs, evaluate_variant
 from attnlab.evaluation.windows import Windows, cut_windows, sample_windows
 
 __all__ = [
+    "EXTRA_MEASUREMENTS",
+    "EvaluationInputs",
     "Perplexity",
     "ValidationCurve",
     "Windows",
@@ -24,6 +27,7 @@ __all__ = [
     "block_gradient_norms",
     "build_initial_model",
     "cut_windows",
+    "evaluate_variant",
     "head_statistics",
     "parameter_counts",
     "perplexity",

@@ -1,0 +1,71 @@
+"""Stage ``evaluate@<variant>``: measure one trained variant as its experiment asks."""
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated
+
+import torch
+import typer
+
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.config import load_params
+from attnlab.data.tokens import read_tokens
+from attnlab.errors import AttnlabError
+from attnlab.evaluation import EvaluationInputs, evaluate_variant
+from attnlab.training.artifacts import load_trained_model, write_json
+
+TOKENS = Path("data/tokens")
+MODELS = Path("data/models")
+METRICS = Path("reports/metrics")
+
+
+def _device(choice: str) -> torch.device:
+    if choice == "auto":
+        choice = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(choice)
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The trained variant to measure.")],
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Measure a trained variant: perplexity on both splits plus its experiment's extras.
+
+    Reads: params seed, evaluate.device, evaluate.batch_size, evaluate.measurements,
+    evaluate.lengths, evaluate.stats_windows; data/models/<variant>/ (the trained model and
+    the configuration it was trained with); data/tokens/train.parquet, data/tokens/val.parquet.
+    Writes: reports/metrics/<variant>/eval.json: val/ppl and train/ppl at the training
+    context (and the tokens each scored), params/<component>, and, as evaluate.measurements
+    lists for the variant's experiment, val/ppl@<length> (E13), init/ and trained/
+    scores/std, attn/entropy, attn/onehot_frac per block and head (E08, E09), grad_norm/
+    block_NN and grad_norm/ratio_last_first (E11); a protocol field saying how; wall_s.
+    """
+    cfg = load_params(params)
+    evaluate = cfg.evaluate
+    trained = load_trained_model(MODELS / variant, map_location=_device(evaluate.device))
+    if trained.variant.name != variant or trained.config.get("seed") != cfg.seed:
+        raise AttnlabError(
+            f"{MODELS / variant} holds variant {trained.variant.name!r} trained with seed "
+            f"{trained.config.get('seed')}, not {variant!r} with seed {cfg.seed}: retrain it"
+        )
+    inputs = EvaluationInputs(
+        model=trained.model,
+        seed=cfg.seed,
+        val_tokens=read_tokens(TOKENS / "val.parquet"),
+        train_tokens=read_tokens(TOKENS / "train.parquet"),
+        batch_size=evaluate.batch_size,
+        lengths=tuple(evaluate.lengths),
+        stats_windows=evaluate.stats_windows,
+        train_batch_size=trained.variant.train.batch_size,
+    )
+    began = time.perf_counter()
+    record = evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment))
+    record["wall_s"] = round(time.perf_counter() - began, 3)
+    write_json(METRICS / variant / "eval.json", record)
+    headline = {k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl"))}
+    print(f"{variant}: {json.dumps(headline)}")
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,73 @@
+"""The real ``dvc repro evaluate`` at a tiny budget: every variant gets every key it should."""
+
+import json
+import math
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# One variant per kind of record: no mixer (and no extras), E09's undivided wide head,
+# E11's 12 post-norm blocks, E13's learned table (the one that must hold 256 positions).
+KEEP = ("ladder-no-context", "dk-1024-unscaled", "norm-post", "positions-learned")
+
+
+def _shrink(params: dict) -> None:
+    params["budget"]["scale"] = 6 / 3000  # P0's 3000 steps become 6
+    params["model"].update(d_model=32, block_size=32)
+    params["train"].update(batch_size=8)
+    params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
+    params["checkpoint"].update(every_n_train_steps=2)
+    params["evaluate"].update(device="cpu", stats_windows=4, batch_size=64)
+
+
+def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
+    keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
+    keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}
+    keys |= {"params/head", "params/total"}
+    if variant.startswith("positions-"):
+        keys |= {"val/ppl@64", "val/ppl@128", "val/ppl@256"}
+    if variant.startswith("dk-"):
+        keys |= {
+            f"{when}/{stat}/block_{b:02d}/head_{h:02d}"
+            for when in ("init", "trained")
+            for stat in ("scores/std", "attn/entropy", "attn/onehot_frac")
+            for b in range(n_layer)
+            for h in range(n_head)
+        }
+    if variant.startswith("norm-"):
+        keys |= {f"grad_norm/block_{b:02d}" for b in range(n_layer)}
+        keys.add("grad_norm/ratio_last_first")
+    return keys
+
+
+def test_repro_evaluate_writes_every_key_for_its_variants(dvc_project):
+    dvc_project.env["OMP_NUM_THREADS"] = "1"  # tiny models: one thread is fastest
+    dvc_project.edit_params(_shrink)
+    # Only these variants' stages (and what they need): other sections of params.yaml
+    # name variants, so the catalogue stays whole and only the targets are narrowed.
+    targets = [f"evaluate@{name}" for name in KEEP]
+    done = dvc_project.dvc("repro", *targets)
+    ran = dvc_project.ran_stages(done.stdout)
+    assert set(targets) <= set(ran)
+    assert {f"train@{name}" for name in KEEP} == {s for s in ran if s.startswith("train@")}
+
+    root = dvc_project.root
+    corpus = json.loads((root / "reports/metrics/corpus.json").read_text())
+    shapes = {"dk-1024-unscaled": (1, 1), "norm-post": (12, 4)}
+    for name in KEEP:
+        record = json.loads((root / f"reports/metrics/{name}/eval.json").read_text())
+        n_layer, n_head = shapes.get(name, (1, 4))
+        assert set(record) == _expected_keys(name, n_layer, n_head), name
+        assert record["val/tokens"] == corpus["val_tokens"] - 1  # every token but the first
+        assert record["train/tokens"] == corpus["train_tokens"] - 1
+        numbers = [v for k, v in record.items() if k != "protocol"]
+        assert all(math.isfinite(v) for v in numbers), name
+        assert 1 < record["val/ppl"] < 2 * 1024  # six steps: still near uniform over V
+        assert set(record["protocol"]) >= {"perplexity", "params"}
+
+    positions = json.loads((root / "reports/metrics/positions-learned/eval.json").read_text())
+    assert positions["val/ppl@64"] == positions["val/ppl"]  # trained at 64: the same protocol
+    assert dvc_project.ran_stages(dvc_project.dvc("repro", *targets).stdout) == []
+    shown = dvc_project.dvc("metrics", "show", "--json").stdout
+    assert "val/ppl@256" in shown and "grad_norm/ratio_last_first" in shown

@@ -1,0 +1,53 @@
+"""The initial model E09 and E11 rebuild is the one training starts from, weight for weight."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from attnlab.config import parse_params
+from attnlab.data.tokens import TokenSplit, write_split
+from attnlab.evaluation import build_initial_model
+from attnlab.models import LanguageModel
+from attnlab.training import TrainJob, train_variant
+from attnlab.training import fit as training_fit
+
+PARAMS = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
+
+
+class _Built(Exception):
+    """Raised once training has built its model: nothing after that matters here."""
+
+
+@pytest.mark.parametrize("variant", ["dk-1024-unscaled", "norm-post"])
+def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
+    variant, tmp_path, monkeypatch
+):
+    params = copy.deepcopy(PARAMS)
+    params["model"].update(d_model=32, block_size=16)
+    job = TrainJob.from_params(parse_params(params), variant)
+    tokens = tmp_path / "train.parquet"
+    write_split(TokenSplit("train", torch.arange(2000).numpy() % 1024), tokens, "0" * 64)
+
+    built: list[dict[str, torch.Tensor]] = []
+
+    class Recording(LanguageModel):
+        def __init__(self, cfg) -> None:
+            super().__init__(cfg)
+            built.append({k: v.clone() for k, v in self.state_dict().items()})
+
+    def stop(*args, **kwargs):
+        raise _Built
+
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    monkeypatch.setattr(training_fit, "LanguageModel", Recording)
+    monkeypatch.setattr(training_fit, "_trainer", stop)  # the next thing after the model
+    with pytest.raises(_Built):
+        train_variant(job, tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
+
+    rebuilt = build_initial_model(job.variant.model, job.seed).state_dict()
+    assert len(built) == 1 and built[0].keys() == rebuilt.keys()
+    for name, value in rebuilt.items():
+        assert torch.equal(built[0][name], value), name
