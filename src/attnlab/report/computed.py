@@ -73,10 +73,10 @@ def computed(results: Results, section: Section) -> None:
 
 
 def _cost_environment(results: Results) -> list[tuple[str, str]]:
+    """The environment the cost stage recorded: its one-level keys (``e14/torch``...)."""
     record = results.metrics.get("cost", {})
-    wanted = (("device", "device"), ("device_name", "hardware"), ("torch", "torch"),
-              ("python", "python"), ("threads", "threads"), ("dtype", "dtype"))
-    return [(label, str(record[f"e14/{k}"])) for k, label in wanted if f"e14/{k}" in record]
+    return [(key.removeprefix("e14/").replace("_", " "), cell(value))
+            for key, value in record.items() if key.count("/") == 1]
 
 
 def _cost_figure(results: Results) -> list[Image]:

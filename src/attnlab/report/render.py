@@ -36,7 +36,9 @@ def _table_html(table: Table) -> str:
 
 
 def _cls(text: str) -> str:
-    return ' class="missing"' if text == NOT_RUN else ""
+    if text == NOT_RUN:
+        return ' class="missing"'
+    return ' class="long"' if len(text) > 40 else ""
 
 
 def _summary_html(verdicts: list[Verdict]) -> str:
