@@ -44,6 +44,10 @@ class ValidationCurve(Callback):
         path: the CSV plots file (``step,val/ppl``); its folder is created if missing.
         batch_size: windows per forward pass.
 
+    Attributes:
+        points: ``(step, val/ppl)`` so far, oldest first, on rank zero (other callbacks,
+            such as a pruner, read them; they must run after this one).
+
     The LightningModule's ``forward`` must map token ids (B, T) to logits (B, T, V).
     """
 
