@@ -8,6 +8,9 @@ import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
+from attnlab.data.tokens import read_tokens
+from attnlab.evaluation.curve import ValidationCurve
+from attnlab.evaluation.windows import sample_windows
 from attnlab.training import (
     TrainJob,
     run_root_from_env,
@@ -19,6 +22,7 @@ from attnlab.training import (
 )
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
+VAL_TOKENS = Path("data/tokens/val.parquet")
 MODELS = Path("data/models")
 METRICS = Path("reports/metrics")
 CURVES = Path("reports/curves")
@@ -37,16 +41,29 @@ def main(
     """Train one variant with Lightning, resuming a killed run where it stopped.
 
     Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.<variant>,
-    trainer, checkpoint, wandb; data/tokens/train.parquet; the environment variables
+    trainer, checkpoint, wandb, evaluate.curve, evaluate.batch_size;
+    data/tokens/train.parquet and val.parquet; the environment variables
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
     Writes: data/models/<variant>/ (model.pt and config.json),
     reports/metrics/<variant>/train.json (train/loss: mean of the last 5 % of steps; steps,
     tokens_seen, wall_s, tokens_per_s, params, device) and
-    reports/curves/<variant>/train_loss.csv (step, loss: one row per step).
+    reports/curves/<variant>/train_loss.csv (step, loss: one row per step) and
+    reports/curves/<variant>/val_ppl.csv (step, val/ppl on a fixed sample of validation
+    windows, every evaluate.curve.every_steps steps scaled by the budget).
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    job = TrainJob.from_params(load_params(params), variant)
+    cfg = load_params(params)
+    job = TrainJob.from_params(cfg, variant)
     run_root = run_root_from_env()
+    curve = cfg.evaluate.curve
+    val_points = ValidationCurve(
+        sample_windows(
+            read_tokens(VAL_TOKENS), job.variant.model.block_size, curve.windows, cfg.seed
+        ),
+        curve.every(cfg.budget),
+        CURVES / variant / "val_ppl.csv",
+        cfg.evaluate.batch_size,
+    )
     result = train_variant(
         job,
         TRAIN_TOKENS,
@@ -54,6 +71,7 @@ def main(
         wandb_dir(run_root),
         resume=resume,
         keep_checkpoint=keep_checkpoint,
+        callbacks=[val_points],
     )
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
