@@ -31,6 +31,9 @@ STAGES: dict[str, str] = {
     "cost": "pipeline/cost.py",
     "report": "pipeline/report.py",
     "winograd-data": "pipeline/winograd_data.py",
+    "winograd-train": "pipeline/winograd_train.py",
+    "winograd-score": "pipeline/winograd_score.py",
+    "winograd-maps": "pipeline/winograd_maps.py",
 }
 
 

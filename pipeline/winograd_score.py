@@ -1,0 +1,50 @@
+"""Stage ``winograd-score@<variant>``: ask a trained Winograd model who *it* is (E16, E17)."""
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.config import load_params
+from attnlab.errors import AttnlabError
+from attnlab.training.artifacts import load_trained_model
+from attnlab.winograd.data import read_sentences, read_vocabulary
+from attnlab.winograd.scoring import winograd_metrics
+
+DATA = Path("data/winograd")
+MODELS = Path("data/winograd/models")
+METRICS = Path("reports/metrics/winograd")
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The Winograd variant to score.")],
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Score the answer after `so the` on the held-out and the train sentences.
+
+    Reads: params winograd.variants.<variant> (its name's first word is its task);
+    data/winograd/models/<variant>/; data/winograd/<task>.parquet.
+    Writes: reports/metrics/winograd/<variant>.json: winograd/acc, winograd/wrong_noun,
+    winograd/neither (shares of the held-out answers that are the referent, the other noun
+    of the pair, neither noun; they sum to 1), winograd/acc_crosser and winograd/acc_crossed
+    (held-out accuracy by the adjective's role), winograd/sentences, and the same on the
+    train split as winograd/train_*.
+    """
+    task = load_params(params).winograd.task_of(variant)
+    path = DATA / f"{task}.parquet"
+    model = load_trained_model(MODELS / variant).model
+    if model.config.vocab_size != len(read_vocabulary(path)):
+        raise AttnlabError(f"{MODELS / variant} was not trained on the words of {path}")
+    metrics = winograd_metrics(
+        model, read_sentences(path, "train"), read_sentences(path, "held_out")
+    )
+    METRICS.mkdir(parents=True, exist_ok=True)
+    (METRICS / f"{variant}.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    shown = ("acc", "wrong_noun", "neither", "sentences", "train_acc")
+    print(f"{variant}: " + ", ".join(f"{key} {metrics['winograd/' + key]}" for key in shown))
+
+
+if __name__ == "__main__":
+    run_stage(main)

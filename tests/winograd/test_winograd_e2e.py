@@ -1,0 +1,51 @@
+"""The real ``dvc repro`` of the Winograd stages on a tiny budget, in a throw-away clone."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+VARIANTS = ("leaky-average", "closed-average", "closed-one-block", "closed-two-blocks")
+
+
+def _shrink(params: dict) -> None:
+    winograd = params["winograd"]
+    winograd["model"]["d_model"] = 16
+    winograd["train"]["steps"] = 20
+    winograd["variants"] = {name: winograd["variants"][name] for name in VARIANTS}
+
+
+def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
+    dvc_project.edit_params(_shrink)
+    first = dvc_project.dvc("repro", "winograd-score", "winograd-maps")
+    ran = dvc_project.ran_stages(first.stdout)
+    assert ran[0] == "winograd-data" and ran[-1] == "winograd-maps"
+    assert {f"winograd-train@{v}" for v in VARIANTS} | {f"winograd-score@{v}" for v in VARIANTS} \
+        <= set(ran)
+    root = dvc_project.root
+    for variant in VARIANTS:
+        metrics = json.loads((root / f"reports/metrics/winograd/{variant}.json").read_text())
+        shares = [metrics[f"winograd/{k}"] for k in ("acc", "wrong_noun", "neither")]
+        assert all(0.0 <= s <= 1.0 for s in shares) and sum(shares) == pytest.approx(1, abs=1e-3)
+        assert metrics["winograd/sentences"] == (128 if variant.startswith("leaky") else 240)
+        train = json.loads((root / f"reports/metrics/winograd/train/{variant}.json").read_text())
+        assert train["steps"] == 20
+    maps = json.loads((root / "reports/tables/winograd/maps.json").read_text())
+    assert maps["variant"] == "closed-two-blocks" and len(maps["adjectives"]) == 8
+    assert all(len(row["blocks"]) == 2 for row in maps["adjectives"].values())
+    for figure in ("winograd_maps.png", "winograd_adjectives.png"):
+        assert (root / "reports/figures" / figure).read_bytes()[:4] == b"\x89PNG"
+
+    again = dvc_project.dvc("repro", "winograd-score", "winograd-maps")
+    assert dvc_project.ran_stages(again.stdout) == []
+
+    # One variant's knob reruns that variant alone.
+    exp = dvc_project.dvc(
+        "exp", "run", "-S", "winograd.variants.leaky-average.model.residual=true",
+        "winograd-score", "winograd-maps",
+    )
+    assert sorted(dvc_project.ran_stages(exp.stdout)) == [
+        "winograd-score@leaky-average",
+        "winograd-train@leaky-average",
+    ]
