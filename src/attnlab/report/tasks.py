@@ -22,6 +22,8 @@ from attnlab.report.winograd import (
 )
 
 TOP_TRIALS = 10
+SCORE_COLUMNS = ("winograd/acc", "winograd/wrong_noun", "winograd/neither",
+                 "winograd/acc_crosser", "winograd/acc_crossed")
 
 
 def winograd(results: Results, section: Section) -> None:
@@ -33,9 +35,13 @@ def winograd(results: Results, section: Section) -> None:
     data = results.metrics.get("winograd/data", {}).get(task)
     if isinstance(data, dict):
         section.protocol += [(f"data: {k}", str(v)) for k, v in data.items() if k != "vocabulary"]
-    keys = sorted({k for m in MODELS for k in results.metrics.get(source(task, m), {})
-                   if k.startswith("winograd/") and results.value(source(task, m), k) is not None})
-    keys = keys or ["winograd/acc", "winograd/wrong_noun"]
+    found = {k for m in MODELS for k in results.metrics.get(source(task, m), {})
+             if k.startswith("winograd/") and results.value(source(task, m), k) is not None}
+    # The story's two columns first, then the rest, the training split's last.
+    keys = [k for k in SCORE_COLUMNS if k in found]
+    keys += sorted(k for k in found - set(keys) if "/train_" not in k)
+    keys += sorted(k for k in found - set(keys))
+    keys = keys or list(SCORE_COLUMNS[:2])
     rows = [(MODELS[m], *(cell(results.value(source(task, m), k)) for k in keys)) for m in MODELS]
     section.tables += table_if_any(f"Held-out sentences, {TASKS[task]}",
                                    ("model", *(k.removeprefix("winograd/") for k in keys)), rows,

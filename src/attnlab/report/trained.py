@@ -60,9 +60,11 @@ def protocol(
         return lines
 
     def distinct(key: str) -> str:
-        return ", ".join(sorted({str(r[key]) for r in runs.values() if key in r})) or MISSING
+        return ", ".join(sorted({cell(r[key]) for r in runs.values() if key in r})) or MISSING
 
     wall = sum(float(r.get("wall_s", 0.0)) for r in runs.values())
+    eval_walls = [float(e["wall_s"]) for e in evals if isinstance(e.get("wall_s"), int | float)]
+    evaluation_wall = f", evaluation {sum(eval_walls):,.0f} s" if eval_walls else ""
     # A run that records its budget scale and seed is believed over params.yaml.
     recorded = {key: distinct(key) for key in ("budget_scale", "seed")}
     lines += [
@@ -74,7 +76,7 @@ def protocol(
          else params_line(results, "seed") or MISSING),
         ("hardware", f"{distinct('device')}; precision {distinct('precision')}; "
                      f"world size {distinct('world_size')}"),
-        ("wall time (training, all rows)", f"{wall:,.0f} s"),
+        ("wall time, all rows", f"training {wall:,.0f} s{evaluation_wall}"),
         ("library versions (rendering environment)", library_versions()),
     ]
     sentences = {s for e in evals if isinstance(e.get("protocol"), dict)
@@ -97,9 +99,10 @@ def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
     if not train and not val:
         return []
     fig = figures.curves(train, val, title)
-    return [Image(title, figures.to_data_uri(fig),
-                  "Train loss per step as bucket means (at most 300 points per line); "
-                  "val/ppl on the fixed validation subset scored during training.")]
+    caption = "Train loss per step as bucket means (at most 300 points per line)"
+    if val:
+        caption += "; val/ppl on the fixed validation subset scored during training"
+    return [Image(title, figures.to_data_uri(fig), caption + ".")]
 
 
 def ladder(results: Results, section: Section) -> None:

@@ -78,9 +78,11 @@ def _first_noun(maps: Maps) -> tuple[bool, str]:
 
 
 def _reads_adjective(maps: Maps) -> tuple[bool, str]:
-    shares = {adj: m.blocks[1][ADJECTIVE] * len(m.blocks[1]) for adj, m in maps.items()}
-    shown = ", ".join(f"{adj} {share:.2f}x" for adj, share in shares.items())
-    return all(s >= 1.0 for s in shares.values()), f"block-2 weight on the adjective: {shown}"
+    uniform = 1 / len(next(iter(maps.values())).blocks[1])
+    weights = {adj: m.blocks[1][ADJECTIVE] for adj, m in maps.items()}
+    shown = ", ".join(f"{adj} {w:.2f}" for adj, w in weights.items())
+    holds = all(w >= uniform for w in weights.values())
+    return holds, f"block-2 weight on the adjective (uniform share {uniform:.3f}): {shown}"
 
 
 def _fetches(maps: Maps) -> tuple[bool, str]:
