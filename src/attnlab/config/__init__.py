@@ -5,6 +5,7 @@ from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.sweeps import StudyParams, SweepsParams
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.winograd import WinogradParams
 
@@ -18,6 +19,8 @@ __all__ = [
     "Params",
     "ProbesParams",
     "Section",
+    "StudyParams",
+    "SweepsParams",
     "TokenizeParams",
     "TrainerParams",
     "WandbParams",

@@ -10,6 +10,7 @@ from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.sweeps import SweepsParams, check_study
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.variants import (
     BudgetParams,
@@ -41,10 +42,11 @@ class Params(Section):
     train: TrainParams
     variants: dict[str, VariantOverrides]
     evaluate: EvaluateParams
-    winograd: WinogradParams
     trainer: TrainerParams
     checkpoint: CheckpointParams
     wandb: WandbParams
+    sweeps: SweepsParams
+    winograd: WinogradParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
 
@@ -64,6 +66,14 @@ class Params(Section):
             self._resolved[name] = resolve_variant(
                 name, overrides, self.model, self.train, self.bpe.vocab_size
             )
+        return self
+
+    @model_validator(mode="after")
+    def _check_every_study(self) -> "Params":
+        # Every point of every search space must build a valid variant: a bad space
+        # fails here, naming its key, before any study starts a trial.
+        for name, study in self.sweeps.studies.items():
+            check_study(name, study, self.variants, self.model, self.train, self.bpe.vocab_size)
         return self
 
     def variant(self, name: str) -> Variant:
