@@ -29,6 +29,7 @@ STAGES: dict[str, str] = {
     "evaluate": "pipeline/evaluate.py",
     "probes": "pipeline/probes.py",
     "cost": "pipeline/cost.py",
+    "sweep": "pipeline/sweep.py",
     "report": "pipeline/report.py",
     "winograd-data": "pipeline/winograd_data.py",
     "winograd-train": "pipeline/winograd_train.py",
@@ -81,7 +82,16 @@ def build_app(root: Path) -> typer.Typer:
         help="Run one stage of the attnlab pipeline by hand (dvc repro runs them all).",
     )
     for name, script in STAGES.items():
-        app.command(name)(_load_script(root / script).main)
+        module = _load_script(root / script)
+        commands = getattr(module, "COMMANDS", None)
+        if commands is None:
+            app.command(name)(module.main)
+            continue
+        # A stage with companion commands becomes a group: `attnlab sweep run | worker`.
+        group = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown")
+        for command, function in commands.items():
+            group.command(command)(function)
+        app.add_typer(group, name=name, help=module.main.__doc__)
     return app
 
 

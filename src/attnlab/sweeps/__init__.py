@@ -1,0 +1,72 @@
+"""Optuna sweeps of the head width d_k and the warmup (the Sweeps section of EXPERIMENTS.md).
+
+A study is data (params ``sweeps.studies``); :class:`Sweep` resolves one, and its trials
+train with the same code as the ``train`` stage (:class:`TrialObjective`). Storage is an
+embedded SQLite file or a shared RDB (:mod:`attnlab.sweeps.storage`); any number of
+workers finish exactly the study's trial count (:func:`run_study`); the results are
+``best.json``, ``trials.csv`` and Optuna's figures (:mod:`attnlab.sweeps.results`).
+"""
+
+from attnlab.sweeps.definition import Sweep, worker_seed
+from attnlab.sweeps.objective import TrialObjective, suggest
+from attnlab.sweeps.results import (
+    best_record,
+    trial_rows,
+    write_best,
+    write_figures,
+    write_snapshot,
+    write_trials,
+)
+from attnlab.sweeps.storage import (
+    STORAGE_ENV,
+    StorageError,
+    is_sqlite,
+    open_storage,
+    redact,
+    storage_url,
+)
+from attnlab.sweeps.study import (
+    ERROR_ATTR,
+    SURPLUS_ATTR,
+    WANDB_ATTR,
+    WORKER_ATTR,
+    SweepError,
+    Tally,
+    TrialError,
+    make_pruner,
+    make_sampler,
+    open_study,
+    run_study,
+    tally,
+)
+
+__all__ = [
+    "ERROR_ATTR",
+    "STORAGE_ENV",
+    "SURPLUS_ATTR",
+    "WANDB_ATTR",
+    "WORKER_ATTR",
+    "StorageError",
+    "Sweep",
+    "SweepError",
+    "Tally",
+    "TrialError",
+    "TrialObjective",
+    "best_record",
+    "is_sqlite",
+    "make_pruner",
+    "make_sampler",
+    "open_storage",
+    "open_study",
+    "redact",
+    "run_study",
+    "storage_url",
+    "suggest",
+    "tally",
+    "trial_rows",
+    "write_best",
+    "write_figures",
+    "write_snapshot",
+    "worker_seed",
+    "write_trials",
+]

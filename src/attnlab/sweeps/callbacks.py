@@ -1,0 +1,127 @@
+"""The two Lightning callbacks a trial adds to the training every stage runs (Sweeps, E08, E11).
+
+- :class:`CurvePruning` is optuna-integration's ``PyTorchLightningPruningCallback`` fed by
+  the ``val/ppl`` curve of :class:`~attnlab.evaluation.ValidationCurve`. The parent reports
+  ``trainer.callback_metrics[monitor]`` from ``on_validation_end`` with the *epoch* as the
+  step; attnlab trains one long epoch and draws its curve from a callback, not from a
+  validation loop. So each new point of the curve is put in ``callback_metrics`` and handed
+  to the parent's ``on_validation_end`` with its global step standing in for the epoch:
+  the report, the median pruner's decision and the ``TrialPruned`` are the parent's.
+- :class:`TrialRecord` ties the trial to its W&B run (run id into the trial, study and
+  trial into the run), scores the finished model on the whole validation split (P0's
+  ``val/ppl``, the objective) and marks the run's summary complete, pruned or failed.
+  Lightning's ``WandbLogger`` never finishes a run; the training code finishes every run
+  it starts, whatever the fit's fate, so no trial logs into another's run (PITFALLS 5).
+"""
+
+import logging
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import lightning.pytorch as pl
+import optuna
+import torch
+from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.loggers import WandbLogger
+from optuna_integration import PyTorchLightningPruningCallback
+from torch import Tensor
+
+from attnlab.evaluation import ValidationCurve, perplexity
+from attnlab.sweeps.study import WANDB_ATTR
+
+log = logging.getLogger(__name__)
+METRIC = "val/ppl"
+
+
+class CurvePruning(PyTorchLightningPruningCallback):
+    """Report every new point of ``curve`` to the trial; prune when the pruner says so.
+
+    Must come after ``curve`` in the trainer's callbacks, so that a step's point exists
+    when this callback looks for it. One process per trial: the curve is drawn on rank
+    zero only, so in DDP the ranks would disagree on whether to broadcast.
+    """
+
+    def __init__(self, trial: optuna.Trial, curve: ValidationCurve) -> None:
+        super().__init__(trial, METRIC)
+        self.curve = curve
+        self.reported = -1
+
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Refuse DDP (see the class docstring), then let the parent set up."""
+        if trainer.world_size > 1:
+            raise ValueError("a sweep trial trains in one process (trainer devices 1)")
+        super().on_fit_start(trainer, pl_module)
+
+    def on_train_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: object,
+        batch: object,
+        batch_idx: int,
+    ) -> None:
+        """Hand each curve point not yet reported to the parent, as a validation end."""
+        for step, ppl in self.curve.points:
+            if step <= self.reported:
+                continue
+            self.reported = step
+            trainer.callback_metrics[self.monitor] = torch.tensor(ppl)
+            super().on_validation_end(trainer, SimpleNamespace(current_epoch=step))
+
+
+class TrialRecord(Callback):
+    """Link the trial and its W&B run, and score the trained model (the objective).
+
+    Args:
+        trial: The Optuna trial.
+        study: The study's name in params (the W&B group).
+        val_tokens: (N,) the validation split.
+        length: The evaluation length (the variant's training context).
+        batch_size: Windows per forward pass (speed, not the result).
+    """
+
+    def __init__(
+        self, trial: optuna.Trial, study: str, val_tokens: Tensor, length: int, batch_size: int
+    ) -> None:
+        super().__init__()
+        self.trial, self.study = trial, study
+        self.val_tokens, self.length, self.batch_size = val_tokens, length, batch_size
+        self.value: float | None = None
+
+    @staticmethod
+    def _each_run(trainer: pl.Trainer, update: Callable[[Any], None]) -> None:
+        """Apply ``update`` to the trial's W&B run, if any; W&B never fails a trial."""
+        for logger in trainer.loggers:
+            if not isinstance(logger, WandbLogger):
+                continue
+            try:
+                update(logger.experiment)
+            except Exception as err:
+                log.warning("W&B: %s: %s (the trial goes on)", type(err).__name__, err)
+
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Record the W&B run id in the trial, and the trial in the run's config.
+
+        At fit start, before any callback's ``on_train_start`` can raise.
+        """
+
+        def link(run: Any) -> None:
+            self.trial.set_user_attr(WANDB_ATTR, run.id)
+            optuna_config = {"study": self.study, "trial": self.trial.number, **self.trial.params}
+            run.config.update({"optuna": optuna_config}, allow_val_change=True)
+
+        self._each_run(trainer, link)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Score the whole validation split (P0's ``val/ppl``) and mark the run complete."""
+        self.value = perplexity(pl_module, self.val_tokens, self.length, self.batch_size).ppl
+        summary = {METRIC: self.value, "optuna/state": "complete"}
+        self._each_run(trainer, lambda run: run.summary.update(summary))
+
+    def on_exception(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException
+    ) -> None:
+        """Mark the run pruned or failed; the training code then finishes it."""
+        state = "pruned" if isinstance(exception, optuna.TrialPruned) else "failed"
+        self._each_run(trainer, lambda run: run.summary.update({"optuna/state": state}))

@@ -1,0 +1,101 @@
+"""The objective of a study of the Sweeps of EXPERIMENTS.md: train one trial, score it.
+
+A trial is trained by the same code as the ``train`` stage
+(:func:`attnlab.training.train_variant`) at its study's reduced budget, drawing the same
+``val/ppl`` curve (:class:`attnlab.evaluation.ValidationCurve`), whose points feed the
+median pruner as it trains; its value is P0's ``val/ppl`` on the whole validation split
+(:func:`attnlab.evaluation.perplexity`).
+"""
+
+import math
+from pathlib import Path
+from typing import Any
+
+import optuna
+from torch import Tensor
+
+from attnlab.config.sweeps import CategoricalAxis, FloatAxis, IntAxis
+from attnlab.evaluation import ValidationCurve, sample_windows
+from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
+from attnlab.sweeps.definition import Sweep
+from attnlab.training import train_variant
+
+
+def suggest(trial: optuna.Trial, space: dict[str, IntAxis | FloatAxis | CategoricalAxis]) -> dict:
+    """Draw one value per axis from the trial's sampler (or its fixed params, on a retry)."""
+    values: dict[str, Any] = {}
+    for name, axis in space.items():
+        if isinstance(axis, IntAxis):
+            values[name] = trial.suggest_int(
+                name, axis.low, axis.high, step=axis.step, log=axis.log
+            )
+        elif isinstance(axis, FloatAxis):
+            values[name] = trial.suggest_float(name, axis.low, axis.high, log=axis.log)
+        else:
+            values[name] = trial.suggest_categorical(name, axis.choices)
+    return values
+
+
+class TrialObjective:
+    """The objective of a study: train one trial, return its whole-split ``val/ppl``.
+
+    Args:
+        sweep: The study.
+        train_tokens: The train split's token file.
+        val_tokens: (N,) the validation split.
+        run_root: Where resume state and the trials' curves live (outside the project).
+        wandb_folder: The parent of W&B's ``wandb/`` folder.
+    """
+
+    def __init__(
+        self,
+        sweep: Sweep,
+        train_tokens: Path,
+        val_tokens: Tensor,
+        run_root: Path,
+        wandb_folder: Path,
+    ) -> None:
+        self.sweep, self.train_tokens, self.val_tokens = sweep, train_tokens, val_tokens
+        self.run_root, self.wandb_folder = run_root, wandb_folder
+        self._windows: dict[int, Tensor] = {}
+
+    def _curve(self, number: int, block_size: int) -> ValidationCurve:
+        curve = self.sweep.params.evaluate.curve
+        if block_size not in self._windows:  # the same seeded windows for every trial
+            self._windows[block_size] = sample_windows(
+                self.val_tokens, block_size, curve.windows, self.sweep.params.seed
+            )
+        path = self.run_root / "sweeps" / self.sweep.name / f"trial-{number}" / "val_ppl.csv"
+        batch_size = self.sweep.params.evaluate.batch_size
+        every = curve.every(self.sweep.budget)
+        return ValidationCurve(self._windows[block_size], every, path, batch_size)
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        """Train the trial's variant; prune it from its curve; score it when it finishes.
+
+        Raises:
+            optuna.TrialPruned: the median pruner stopped it.
+            ValueError: training diverged (a non-finite ``val/ppl``).
+        """
+        job = self.sweep.trial_job(trial.number, suggest(trial, self.sweep.study.space))
+        block_size = job.variant.model.block_size
+        curve = self._curve(trial.number, block_size)
+        record = TrialRecord(
+            trial,
+            self.sweep.name,
+            self.val_tokens,
+            block_size,
+            self.sweep.params.evaluate.batch_size,
+        )
+        train_variant(
+            job,
+            self.train_tokens,
+            self.run_root,
+            self.wandb_folder,
+            resume=False,
+            callbacks=[curve, CurvePruning(trial, curve), record],
+            group=self.sweep.name,
+        )
+        if record.value is None or not math.isfinite(record.value):
+            raise ValueError(f"val/ppl is {record.value}: the trial diverged")
+        return record.value

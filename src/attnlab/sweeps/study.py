@@ -1,0 +1,255 @@
+"""A study that ends with exactly its target number of finished trials, on any number of workers.
+
+Serves the Sweeps of EXPERIMENTS.md. A trial is *finished* when it is COMPLETE or PRUNED;
+``MaxTrialsCallback`` stops a worker once the study holds ``target`` of them. That alone
+overshoots when several workers share a study: a worker that asks for a trial while the
+others run the last ones adds one too many. So before each ``ask`` a worker waits while
+every free slot is held by a trial running elsewhere (:class:`SlotGate`): that trial
+either finishes (and the study is full) or its worker dies, its heartbeat goes stale, and
+the retry Optuna enqueues (WAITING, same params) is the next trial asked for. Two workers
+passing the gate at the same instant are resolved inside the trial (:func:`guarded`): the
+later trial number waits, and ends FAIL with the user attribute ``surplus`` if the study
+filled up meanwhile. A trial that raises is FAIL with its error in the user attribute
+``error``, and the study goes on; ``max_failed`` of them stop the worker (a bug, not luck).
+"""
+
+import logging
+import os
+import socket
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+from optuna.exceptions import ExperimentalWarning
+from optuna.pruners import MedianPruner
+from optuna.samplers import TPESampler
+from optuna.storages import BaseStorage, fail_stale_trials
+from optuna.study import MaxTrialsCallback
+from optuna.trial import FrozenTrial, Trial, TrialState
+
+from attnlab.config.sweeps import PrunerParams, SamplerParams
+from attnlab.errors import AttnlabError
+
+log = logging.getLogger(__name__)
+
+FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
+# Trial user attributes: what the objective raised, a surplus trial, the trial's W&B run,
+# and the worker (host:pid) that ran it.
+ERROR_ATTR = "error"
+SURPLUS_ATTR = "surplus"
+WANDB_ATTR = "wandb_run_id"
+WORKER_ATTR = "worker"
+Objective = Callable[[Trial], float]
+
+
+class SweepError(AttnlabError):
+    """A study cannot go on: too many trials raised, or it was defined differently."""
+
+
+class TrialError(Exception):
+    """A trial's training or evaluation raised; the trial is FAIL and the study goes on."""
+
+
+class SurplusTrial(Exception):
+    """A trial asked for after its study was full; FAIL, never counted, never retried."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How a study's trials stand: finished (COMPLETE or PRUNED), running, waiting, raised."""
+
+    finished: int
+    running: int
+    waiting: int
+    errors: int
+
+    @classmethod
+    def of(cls, trials: Iterable[FrozenTrial]) -> "Tally":
+        """Count ``trials`` by state; ``errors`` are FAIL trials whose objective raised."""
+        counts = {"finished": 0, "running": 0, "waiting": 0, "errors": 0}
+        for trial in trials:
+            if trial.state in FINISHED:
+                counts["finished"] += 1
+            elif trial.state == TrialState.RUNNING:
+                counts["running"] += 1
+            elif trial.state == TrialState.WAITING:
+                counts["waiting"] += 1
+            elif ERROR_ATTR in trial.user_attrs:
+                counts["errors"] += 1
+        return cls(**counts)
+
+    def full(self, target: int) -> bool:
+        """Whether every slot is finished, running, or waiting for a worker."""
+        return self.finished + self.running + self.waiting >= target
+
+
+def tally(study: optuna.Study, below: int | None = None) -> Tally:
+    """The study's :class:`Tally`.
+
+    With ``below``, running and waiting trials count only when numbered lower: an earlier
+    claim on a slot than trial ``below``'s.
+    """
+    trials = study.get_trials(deepcopy=False)
+    if below is not None:
+        pending = (TrialState.RUNNING, TrialState.WAITING)
+        trials = [t for t in trials if t.state not in pending or t.number < below]
+    return Tally.of(trials)
+
+
+def make_sampler(params: SamplerParams, seed: int) -> TPESampler:
+    """The seeded TPE sampler of params ``sweeps.studies.<study>.sampler``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExperimentalWarning)  # multivariate, constant_liar
+        return TPESampler(
+            seed=seed,
+            n_startup_trials=params.n_startup_trials,
+            multivariate=params.multivariate,
+            constant_liar=params.constant_liar,
+        )
+
+
+def make_pruner(params: PrunerParams, warmup_steps: int) -> MedianPruner:
+    """The median pruner, its warm-up already in the trials' own steps (budget applied)."""
+    return MedianPruner(n_startup_trials=params.n_startup_trials, n_warmup_steps=warmup_steps)
+
+
+def open_study(
+    storage: str | BaseStorage,
+    name: str,
+    sampler: optuna.samplers.BaseSampler,
+    pruner: optuna.pruners.BasePruner,
+    definition: dict[str, Any],
+    replace_other: bool,
+) -> optuna.Study:
+    """Create the study ``name`` (minimising), or load it if it exists.
+
+    ``definition`` (plain JSON: the search space, the variant, the budget, digests of the
+    data and code a trial's result depends on) is stored as the study's user attribute
+    ``definition`` when the study is created and compared on every load, so trials of two
+    different experiments never mix in one study. A stored study of another definition
+    is deleted and started afresh when ``replace_other`` (the embedded SQLite file, which
+    only its stage writes), and refused otherwise (a shared database: its trials are other
+    people's work too).
+
+    Raises:
+        SweepError: the stored study has another definition and ``replace_other`` is False.
+    """
+    study = optuna.create_study(
+        storage=storage,
+        study_name=name,
+        sampler=sampler,
+        pruner=pruner,
+        direction="minimize",
+        load_if_exists=True,
+    )
+    stored = study.user_attrs.get("definition")
+    if stored is not None and stored != definition:
+        if not replace_other:
+            raise SweepError(
+                f"study {name} exists in the shared storage with another definition (params, "
+                "data or code differ): check out the same commit on every machine, or delete "
+                f"the old study first (optuna delete-study --study-name {name} --storage ...)"
+            )
+        log.info("study %s: params, data or code changed; starting it afresh", name)
+        optuna.delete_study(study_name=name, storage=storage)
+        return open_study(storage, name, sampler, pruner, definition, replace_other)
+    if stored is None:
+        study.set_user_attr("definition", definition)
+    return study
+
+
+class SlotGate:
+    """After each trial (and before the first): go on only if a slot is free, else wait.
+
+    A slot is free when a trial waits to be retried, or finished + running trials are
+    fewer than ``target``. While running trials hold every slot the gate polls every
+    ``poll_s`` seconds, failing stale trials itself so that a dead worker's trial is retried.
+
+    Raises:
+        SweepError: the study holds ``max_failed`` trials that raised.
+    """
+
+    def __init__(self, target: int, max_failed: int, poll_s: float) -> None:
+        self.target, self.max_failed, self.poll_s = target, max_failed, poll_s
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial | None = None) -> bool:
+        """Block until a slot is free (True) or the study is full (False, and stop it)."""
+        while True:
+            now = tally(study)
+            if now.errors >= self.max_failed:
+                raise SweepError(
+                    f"study {study.study_name}: {now.errors} trials raised (max_failed is "
+                    f"{self.max_failed}); see their user attribute {ERROR_ATTR!r}"
+                )
+            if now.finished >= self.target:
+                study.stop()
+                return False
+            if now.waiting or not now.full(self.target):
+                return True
+            _fail_stale(study)
+            time.sleep(self.poll_s)
+
+
+def _fail_stale(study: optuna.Study) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        fail_stale_trials(study)
+
+
+def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
+    """``objective`` behind the last check, inside the trial; errors become :class:`TrialError`.
+
+    The trial runs if a slot is free counting only running and waiting trials numbered
+    below it (the earlier claim wins; a later one counts this trial in turn). While a
+    lower running trial holds the last slot it waits, for that trial may yet die; once
+    none does and the study is full, it ends as a surplus trial (and a waiting trial that
+    holds the slot is the next one a worker asks for).
+    """
+
+    def run(trial: Trial) -> float:
+        while True:
+            now = tally(trial.study, below=trial.number)
+            if not now.full(target):
+                break
+            if now.running == 0:
+                trial.set_user_attr(SURPLUS_ATTR, True)
+                raise SurplusTrial(f"trial {trial.number}: the study already has its trials")
+            _fail_stale(trial.study)
+            time.sleep(poll_s)
+        trial.set_user_attr(WORKER_ATTR, f"{socket.gethostname()}:{os.getpid()}")
+        try:
+            return objective(trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as err:
+            trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])
+            raise TrialError(f"trial {trial.number}: {type(err).__name__}: {err}") from err
+
+    return run
+
+
+def run_study(
+    study: optuna.Study, objective: Objective, target: int, max_failed: int, poll_s: float
+) -> Tally:
+    """Run trials of ``study`` in this process until it holds ``target`` finished trials.
+
+    Any number of processes may run this on one study (RDB storage; SQLite only for one);
+    together they finish exactly ``target`` trials. A trial that raises is FAIL and the
+    study goes on; a trial that was running in a worker that died is retried once its
+    heartbeat is stale. Returns the study's final :class:`Tally`.
+
+    Raises:
+        SweepError: ``max_failed`` trials raised.
+    """
+    gate = SlotGate(target, max_failed, poll_s)
+    if gate(study):
+        study.optimize(
+            guarded(objective, target, poll_s),
+            callbacks=[MaxTrialsCallback(target, states=FINISHED), gate],
+            catch=(TrialError, SurplusTrial),
+            gc_after_trial=True,
+        )
+    return tally(study)
