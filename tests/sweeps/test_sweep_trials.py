@@ -1,0 +1,142 @@
+"""Trials in one process on SQLite: completed, pruned, raising; W&B hygiene (PITFALLS 5, T10).
+
+Three trials in one process, one completes, one is pruned by the median pruner from its
+val/ppl curve, one raises inside training: three finished W&B offline runs, each marked
+with its fate, none shared, and the study goes on to its target. The objective, training
+and evaluation are the real ones, on a tiny model; the fault is a real one too (the
+trial's curve file cannot be written: a folder stands where it goes).
+"""
+
+import csv
+import json
+
+import optuna
+import pytest
+import wandb
+from optuna.trial import TrialState
+from sweep_helpers import sweep_params, wandb_records
+
+from attnlab.config import parse_params
+from attnlab.data.tokens import read_tokens
+from attnlab.sweeps import (
+    Sweep,
+    SweepError,
+    TrialObjective,
+    make_pruner,
+    make_sampler,
+    open_storage,
+    open_study,
+    run_study,
+    write_best,
+    write_figures,
+    write_trials,
+)
+from attnlab.sweeps.results import FIGURES, best_record
+
+GOOD, SLOW = 1e-2, 1e-6  # a learning rate that learns in 8 steps, and one that does not
+
+
+def _read_run(run_file) -> dict:
+    found = {"summary": {}, "exit_code": None}
+    for record in wandb_records(run_file):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            found.update(id=record.run.run_id, group=record.run.run_group)
+        elif kind == "summary":
+            for item in record.summary.update:
+                found["summary"][item.key or "/".join(item.nested_key)] = json.loads(
+                    item.value_json
+                )
+        elif kind == "exit":
+            found["exit_code"] = record.exit.exit_code
+    return found
+
+
+@pytest.fixture
+def study_with_lr(tmp_path, sweep_tokens):
+    """Study dk with the learning rate searched too, on SQLite under tmp_path."""
+    raw = sweep_params(trials=3, steps=8)
+    raw["sweeps"]["studies"]["dk"]["space"]["lr"] = {
+        "type": "float", "low": 1e-6, "high": 1e-1, "log": True,
+    }  # fmt: skip
+    sweep = Sweep("dk", parse_params(raw))
+    storage = open_storage(f"sqlite:///{tmp_path / 'dk.db'}", 1, 3, 2)
+    study = open_study(
+        storage,
+        sweep.name,
+        make_sampler(sweep.study.sampler, 0),
+        make_pruner(sweep.study.pruner, sweep.pruner_warmup_steps),
+        sweep.definition(sweep_tokens / "train.parquet", sweep_tokens / "val.parquet"),
+        replace_other=True,
+    )
+    return sweep, study
+
+
+def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
+    monkeypatch, tmp_path, sweep_tokens, study_with_lr
+):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    sweep, study = study_with_lr
+    for lr in (GOOD, SLOW, GOOD, GOOD):
+        study.enqueue_trial({"d_head": 32, "scale_scores": True, "lr": lr})
+    runs = tmp_path / "runs"
+    # Trial 2's val/ppl curve cannot be written: training raises after its run started.
+    (runs / "sweeps" / sweep.name / "trial-2" / "val_ppl.csv").mkdir(parents=True)
+    objective = TrialObjective(
+        sweep, sweep_tokens / "train.parquet", read_tokens(sweep_tokens / "val.parquet"),
+        runs, tmp_path / "wandb",
+    )  # fmt: skip
+
+    tally = run_study(study, objective, target=3, max_failed=3, poll_s=1)
+
+    trials = study.get_trials()
+    states = [t.state for t in trials]
+    assert states == [TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.COMPLETE]
+    assert tally.finished == 3 and tally.errors == 1 and tally.running == tally.waiting == 0
+    assert "IsADirectoryError" in trials[2].user_attrs["error"]
+    pruned = trials[1]
+    assert 0 < max(pruned.intermediate_values) < 8  # stopped mid-training by the pruner
+    assert trials[0].value < trials[1].intermediate_values[max(pruned.intermediate_values)]
+
+    assert wandb.run is None, "every run is finished"
+    found = [
+        _read_run(path) for path in sorted((tmp_path / "wandb").glob("wandb/offline-run-*/*.wandb"))
+    ]
+    by_id = {run["id"]: run for run in found}
+    assert len(found) == len(by_id) == 4, "one run per trial, none reused"
+    fates = {"complete": 0, "pruned": 1, "failed": 1}
+    for trial in trials:
+        run = by_id[trial.user_attrs["wandb_run_id"]]
+        assert run["group"] == "sweep-dk"
+        state = run["summary"]["optuna/state"]
+        assert run["exit_code"] == fates[state], run
+        assert (
+            state
+            == {"COMPLETE": "complete", "PRUNED": "pruned", "FAIL": "failed"}[trial.state.name]
+        )
+        if state == "complete":
+            assert run["summary"]["val/ppl"] == pytest.approx(trial.value)
+
+    folder = tmp_path / "reports"
+    write_trials(folder / "trials.csv", study, list(sweep.study.space))
+    write_best(folder / "best.json", best_record(study, 3, sweep.protocol()))
+    write_figures(folder / "figures", study)
+    rows = list(csv.DictReader((folder / "trials.csv").open()))
+    assert [r["state"] for r in rows] == ["COMPLETE", "PRUNED", "FAIL", "COMPLETE"]
+    assert rows[1]["note"].startswith("pruned at step") and "IsADirectory" in rows[2]["note"]
+    assert all(r["wandb_run_id"] and float(r["duration_s"]) > 0 for r in rows)
+    best = json.loads((folder / "best.json").read_text())
+    assert best["val/ppl"] == min(trials[0].value, trials[3].value)
+    assert best["params"]["lr"] == GOOD and best["trials"]["PRUNED"] == 1
+    for name in FIGURES:
+        assert (folder / "figures" / name).stat().st_size > 1000
+
+
+def test_a_study_defined_differently_is_refused_on_a_shared_storage(tmp_path, study_with_lr):
+    sweep, study = study_with_lr
+    storage = open_storage(f"sqlite:///{tmp_path / 'dk.db'}", 1, 3, 2)
+    sampler, pruner = optuna.samplers.RandomSampler(), optuna.pruners.NopPruner()
+    with pytest.raises(SweepError, match="another definition"):
+        open_study(storage, sweep.name, sampler, pruner, {"other": 1}, replace_other=False)
+    again = open_study(storage, sweep.name, sampler, pruner, {"other": 1}, replace_other=True)
+    assert again.user_attrs["definition"] == {"other": 1} and not again.trials

@@ -1,0 +1,82 @@
+"""Workers on one study in a real PostgreSQL server: exact counts, a killed worker (T7, T8).
+
+Each worker is the real ``attnlab sweep worker dk`` in its own process, training the real
+(tiny) model; the server is Debian's PostgreSQL on loopback (see postgres.py). "Nothing
+lost" means: exactly the target number of finished trials, numbered without gaps or
+repeats, every COMPLETE trial with its value, none left RUNNING or WAITING, and a trial
+whose worker was SIGKILLed failed by its heartbeat and retried with the same params.
+"""
+
+import json
+import signal
+from wsgiref.util import setup_testing_defaults
+
+import optuna_dashboard
+from optuna.trial import TrialState
+from sweep_helpers import finish, load, sweep_params, wait_for
+
+from attnlab.sweeps import WORKER_ATTR
+
+
+def _dashboard_trials(url: str, study_name: str) -> list[dict]:
+    """The trials optuna-dashboard's API serves for the study (its WSGI app, no server)."""
+    app = optuna_dashboard.wsgi(url)
+
+    def get(path: str) -> dict:
+        environ = {"PATH_INFO": path, "REQUEST_METHOD": "GET"}
+        setup_testing_defaults(environ)
+        return json.loads(b"".join(app(environ, lambda status, headers, exc_info=None: None)))
+
+    studies = {s["study_name"]: s["study_id"] for s in get("/api/studies")["study_summaries"]}
+    return get(f"/api/studies/{studies[study_name]}")["trials"]
+
+
+def test_two_workers_finish_exactly_the_target_with_unique_numbers(sweep_project, pg_database):
+    project = sweep_project("two", sweep_params(trials=6, steps=8))
+    start = ("sweep", "worker", "dk")
+    workers = [project.start(*start, ATTNLAB_OPTUNA_STORAGE=pg_database) for _ in range(2)]
+    outputs = [finish(worker) for worker in workers]
+
+    study = load(pg_database)
+    trials = study.get_trials()
+    finished = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    assert len(finished) == 6, [(t.number, t.state) for t in trials]
+    assert sorted(t.number for t in trials) == list(range(len(trials)))
+    assert all(t.state != TrialState.FAIL or t.user_attrs.get("surplus") for t in trials)
+    assert all(t.value is not None for t in trials if t.state == TrialState.COMPLETE)
+    assert len({t.user_attrs[WORKER_ATTR] for t in finished}) == 2, outputs  # both worked
+    assert all("6 trials finished" in out for out in outputs)
+    assert len(_dashboard_trials(pg_database, "sweep-dk")) == len(trials)
+
+
+def test_a_killed_worker_s_trial_fails_by_heartbeat_and_its_retry_completes(
+    sweep_project, pg_database
+):
+    # Long enough trials to be killed mid-way; no pruning, so the retry must complete.
+    params = sweep_params(trials=3, steps=30, heartbeat_interval_s=1, grace_period_s=3)
+    params["sweeps"]["studies"]["dk"]["pruner"]["n_startup_trials"] = 1000
+    project = sweep_project("kill", params)
+    first = project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database)
+
+    def training() -> bool:  # a trial has reported a point after step 0
+        study = load(pg_database)
+        running = study.get_trials(states=(TrialState.RUNNING,)) if study else []
+        return any(len(t.intermediate_values) >= 2 for t in running)
+
+    wait_for(training, timeout=180)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    killed = load(pg_database).get_trials(states=(TrialState.RUNNING,))[0]
+
+    second = project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database)
+    finish(second)
+
+    trials = {t.number: t for t in load(pg_database).get_trials()}
+    assert trials[killed.number].state == TrialState.FAIL
+    retries = [t for t in trials.values() if t.system_attrs.get("failed_trial") == killed.number]
+    assert len(retries) == 1
+    assert retries[0].state == TrialState.COMPLETE and retries[0].params == killed.params
+    states = [t.state for t in trials.values()]
+    assert states.count(TrialState.COMPLETE) == 3 and states.count(TrialState.FAIL) == 1
+    assert TrialState.RUNNING not in states and TrialState.WAITING not in states
+    assert [t["state"] for t in _dashboard_trials(pg_database, "sweep-dk")].count("Fail") == 1
