@@ -1,7 +1,7 @@
 """Stage ``sweep@<study>``: run one Optuna study of params ``sweeps.studies``, write its reports.
 
-``attnlab sweep run --study <study>`` is this stage by hand; ``attnlab sweep worker
-<study>`` joins the same study in a shared database from another machine.
+``attnlab sweep run --study STUDY`` is this stage by hand; ``attnlab sweep worker STUDY``
+joins the same study in a shared database from another machine.
 """
 
 import logging
@@ -63,15 +63,17 @@ def main(
     study: Annotated[str, typer.Option("--study", help="The study (a key of sweeps.studies).")],
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
-    """Run study <study> until it has its trials (continuing a stopped one), then report.
+    """Run study STUDY until it has its trials (continuing a stopped one), then report.
 
-    Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.<its variant>,
-    trainer, checkpoint, wandb, evaluate.batch_size, evaluate.curve, sweeps (storage,
-    heartbeat, retries, studies.<study>); data/tokens/train.parquet and val.parquet; the
-    environment variables ATTNLAB_OPTUNA_STORAGE, ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE.
-    Writes: data/sweeps/<study>.db (the study; a copy of it when a database URL is set),
-    reports/sweeps/<study>/best.json (the best trial's val/ppl, params and W&B run, and
-    every state's count), trials.csv (one row per trial) and figures/ (optimisation
+    Reads: params `seed`, `budget.scale`, `model`, `train`, `bpe.vocab_size`, the study's
+    variant in `variants`, `trainer`, `checkpoint`, `wandb`, `evaluate.batch_size`,
+    `evaluate.curve`, `sweeps` (storage, heartbeat, retries, `studies.STUDY`);
+    `data/tokens/train.parquet` and `val.parquet`; the environment variables
+    `ATTNLAB_OPTUNA_STORAGE`, `ATTNLAB_RUN_ROOT`, `WANDB_DIR`, `WANDB_MODE`.
+
+    Writes: `data/sweeps/STUDY.db` (the study; a copy of it when a database URL is set),
+    `reports/sweeps/STUDY/best.json` (the best trial's val/ppl, params and W&B run, and
+    every state's count), `trials.csv` (one row per trial) and `figures/` (optimisation
     history, parameter importances, slices, intermediate values).
     """
     sweep, optuna_study, tally, url = _run(params, study, worker=False)
@@ -93,12 +95,15 @@ def worker(
     study: Annotated[str, typer.Argument(help="The study (a key of sweeps.studies).")],
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
-    """Join study <study> in the shared database and run trials until it has its count.
+    """Join study STUDY in the shared database and run trials until it has its count.
 
     Start one on every machine that should help (the same commit, the token files there).
-    Reads: what `attnlab sweep run` reads; ATTNLAB_OPTUNA_STORAGE (or sweeps.storage) must be
-    a database every worker reaches, e.g. postgresql+psycopg2://user@host:5432/db.
-    Writes: trials into that database and W&B runs under WANDB_DIR; nothing in the project.
+
+    Reads: what `attnlab sweep run` reads; `ATTNLAB_OPTUNA_STORAGE` (or `sweeps.storage`)
+    must be a database every worker reaches, e.g.
+    `postgresql+psycopg2://user@host:5432/db`.
+
+    Writes: trials into that database and W&B runs under `WANDB_DIR`; nothing in the project.
     """
     sweep, _, tally, url = _run(params, study, worker=True)
     print(f"{sweep.name} on {redact(url)}: {tally.finished} trials finished; this worker is done")

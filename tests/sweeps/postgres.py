@@ -57,8 +57,9 @@ def _run(command: list[str], what: str) -> None:
 def postgres_server() -> Iterator[str]:
     """Start a fresh cluster; yield the URL of its ``postgres`` database; stop and delete it."""
     bindir = _bin_dir()
-    # Not under pytest's tmp_path: its folders are 0700 root, which nobody cannot enter.
-    root = Path(tempfile.mkdtemp(prefix="attnlab-postgres-"))
+    # Not under pytest's tmp_path: its folders are 0700 root, which nobody cannot enter;
+    # /tmp itself is open to every user.
+    root = Path(tempfile.mkdtemp(prefix="attnlab-postgres-", dir="/tmp"))
     data, log = root / "data", root / "server.log"
     if os.geteuid() == 0:
         shutil.chown(root, _SERVICE_ACCOUNT)
