@@ -39,6 +39,7 @@ from attnlab.training.checkpoints import (
 )
 from attnlab.training.curve import LOSS, LossCurve
 from attnlab.training.data import TokenWindows
+from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.task import LanguageModelTask
@@ -154,6 +155,7 @@ def train_variant(
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
         TrainingInterrupted: SIGTERM stopped training (its state was saved first).
     """
+    tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job.variant.name, digest)
     start, first_step = _resume_point(folder, digest, job.steps, resume)
