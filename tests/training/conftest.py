@@ -8,18 +8,22 @@ import torch
 from train_helpers import StageProject, train_here
 
 from attnlab.data.bpe import train_bpe
-from attnlab.data.tokens import TokenSplit, encode_corpus, write_split
+from attnlab.data.tokens import encode_corpus, split_stream, write_split
 from attnlab.training import TrainResult
 
 
 @pytest.fixture(scope="session")
 def train_tokens(tmp_path_factory, corpus_mirror) -> Path:
-    """The first 200 kB of tiny Shakespeare as BPE tokens (vocab 1024), one Parquet file."""
+    """The first 200 kB of tiny Shakespeare as BPE tokens (vocab 1024), split 90/10.
+
+    Returns the train split's Parquet file; ``val.parquet`` lies beside it.
+    """
     text = corpus_mirror.read_text(encoding="utf-8")[:200_000]
     tokens = encode_corpus(train_bpe(text, 1024), text)
-    path = tmp_path_factory.mktemp("tokens") / "train.parquet"
-    write_split(TokenSplit("train", tokens), path, "0" * 64)
-    return path
+    folder = tmp_path_factory.mktemp("tokens")
+    for split in split_stream(tokens, 0.1):
+        write_split(split, folder / f"{split.name}.parquet", "0" * 64)
+    return folder / "train.parquet"
 
 
 @pytest.fixture(autouse=True)

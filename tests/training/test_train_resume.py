@@ -11,7 +11,7 @@ import time
 
 import pytest
 import torch
-from train_helpers import shrunk_params
+from train_helpers import offline_runs, read_offline_run, shrunk_params
 
 from attnlab.training import load_checkpoint_file, read_curve
 
@@ -95,6 +95,12 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
     metrics = (project.root / f"reports/metrics/{VARIANT}/train.json").read_text()
     assert f'"resumed_from_step": {killed_at}' in metrics
     _assert_same_run(uninterrupted, project)
+
+    # PITFALLS T5: the killed W&B run is on disk, the rerun is a run of its own, and both
+    # carry the configuration's fingerprint (offline runs cannot be resumed).
+    killed, resumed = (read_offline_run(f) for f in offline_runs(project.root / "wandb"))
+    assert killed["exit_code"] is None and resumed["exit_code"] == 0
+    assert killed["config"]["fingerprint"] == resumed["config"]["fingerprint"]
 
 
 def test_sigterm_saves_at_the_step_boundary_and_the_rerun_is_identical(

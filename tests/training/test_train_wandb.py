@@ -1,37 +1,18 @@
 """W&B offline: one finished run per training, config and summary on disk (PITFALLS 4, 5, T5)."""
 
-import json
 import logging
 import time
 
 import numpy as np
 import pytest
 import wandb
-from train_helpers import offline_runs, shrunk_params, train_here, wandb_records
+from train_helpers import offline_runs, read_offline_run, shrunk_params, train_here
 
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.training.tracking import resolve_mode
 
 PARAMS = shrunk_params(steps=4)
 VARIANTS = ("ladder-mlp", "dk-128-scaled", "positions-alibi")
-
-
-def _read_run(run_file) -> dict:
-    """The config, summary, name, group and exit code recorded in an offline run."""
-    found = {"config": {}, "summary": {}, "exit_code": None}
-    for record in wandb_records(run_file):
-        kind = record.WhichOneof("record_type")
-        if kind == "run":
-            found["name"], found["group"] = record.run.display_name, record.run.run_group
-            for item in record.run.config.update:
-                found["config"][item.key] = json.loads(item.value_json)
-        elif kind == "summary":
-            for item in record.summary.update:
-                key = item.key or "/".join(item.nested_key)
-                found["summary"][key] = json.loads(item.value_json)
-        elif kind == "exit":
-            found["exit_code"] = record.exit.exit_code
-    return found
 
 
 @pytest.fixture
@@ -45,7 +26,7 @@ def test_three_trainings_in_one_process_make_three_finished_runs(
 ):
     results = [train_in_process(PARAMS, name) for name in VARIANTS]
     assert wandb.run is None, "every run is finished"
-    runs = [_read_run(path) for path in offline_runs(offline)]
+    runs = [read_offline_run(path) for path in offline_runs(offline)]
     assert len(runs) == 3
     by_name = {run["name"]: run for run in runs}
     assert set(by_name) == {f"workspace/{name}" for name in VARIANTS}
@@ -66,7 +47,7 @@ def test_the_run_is_named_after_the_dvc_experiment(offline, monkeypatch, train_i
     monkeypatch.setenv("DVC_EXP_NAME", "brisk-lark")
     train_in_process(PARAMS, "ladder-mlp")
     (run_file,) = offline_runs(offline)
-    assert _read_run(run_file)["name"] == "brisk-lark/ladder-mlp"
+    assert read_offline_run(run_file)["name"] == "brisk-lark/ladder-mlp"
 
 
 def test_without_a_key_the_mode_is_offline_before_init(monkeypatch, tmp_path, train_in_process):
@@ -109,4 +90,4 @@ def test_a_training_that_raises_still_finishes_its_run_as_failed(offline, tmp_pa
         train_here(PARAMS, "ladder-mlp", tmp_path, tokens)
     assert wandb.run is None
     (run_file,) = offline_runs(offline)
-    assert _read_run(run_file)["exit_code"] == 1
+    assert read_offline_run(run_file)["exit_code"] == 1

@@ -1,6 +1,7 @@
 """Helpers for the training tests: shrunk params, a stage folder, W&B's offline log."""
 
 import copy
+import json
 import os
 import socket
 import struct
@@ -50,7 +51,10 @@ class StageProject:
     def __init__(self, root: Path, tokens: Path, params: dict) -> None:
         self.root = root
         (root / "data" / "tokens").mkdir(parents=True)
-        os.symlink(tokens, root / "data" / "tokens" / "train.parquet")
+        for split in ("train", "val"):
+            os.symlink(
+                tokens.with_name(f"{split}.parquet"), root / "data/tokens" / f"{split}.parquet"
+            )
         (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         self.env = {
             **os.environ,
@@ -126,3 +130,21 @@ def wandb_records(run_file: Path) -> Iterator[wandb_internal_pb2.Record]:
 def offline_runs(wandb_dir: Path) -> list[Path]:
     """The ``.wandb`` files of every offline run under a W&B directory."""
     return sorted(wandb_dir.glob("wandb/offline-run-*/run-*.wandb"))
+
+
+def read_offline_run(run_file: Path) -> dict:
+    """The config, summary, name, group and exit code recorded in an offline run."""
+    found = {"config": {}, "summary": {}, "exit_code": None}
+    for record in wandb_records(run_file):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            found["name"], found["group"] = record.run.display_name, record.run.run_group
+            for item in record.run.config.update:
+                found["config"][item.key] = json.loads(item.value_json)
+        elif kind == "summary":
+            for item in record.summary.update:
+                key = item.key or "/".join(item.nested_key)
+                found["summary"][key] = json.loads(item.value_json)
+        elif kind == "exit":
+            found["exit_code"] = record.exit.exit_code
+    return found
