@@ -98,7 +98,9 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
 
     # PITFALLS T5: the killed W&B run is on disk, the rerun is a run of its own, and both
     # carry the configuration's fingerprint (offline runs cannot be resumed).
-    killed, resumed = (read_offline_run(f) for f in offline_runs(project.root / "wandb"))
+    killed, resumed = (
+        read_offline_run(f, finished=False) for f in offline_runs(project.root / "wandb")
+    )
     assert killed["exit_code"] is None and resumed["exit_code"] == 0
     assert killed["config"]["fingerprint"] == resumed["config"]["fingerprint"]
 

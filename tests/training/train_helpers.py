@@ -7,6 +7,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,8 +133,22 @@ def offline_runs(wandb_dir: Path) -> list[Path]:
     return sorted(wandb_dir.glob("wandb/offline-run-*/run-*.wandb"))
 
 
-def read_offline_run(run_file: Path) -> dict:
-    """The config, summary, name, group and exit code recorded in an offline run."""
+def read_offline_run(run_file: Path, finished: bool = True) -> dict:
+    """The config, summary, name, group and exit code recorded in an offline run.
+
+    W&B's service appends a finished run's last records to the file asynchronously, after
+    ``run.finish()`` has returned; with ``finished`` the file is read again until its exit
+    record is there (30 s at most).
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        found = _read_records(run_file)
+        if not finished or found["exit_code"] is not None or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def _read_records(run_file: Path) -> dict:
     found = {"config": {}, "summary": {}, "exit_code": None}
     for record in wandb_records(run_file):
         kind = record.WhichOneof("record_type")
