@@ -111,6 +111,18 @@ def _trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trai
     )
 
 
+def _token_windows(job: TrainJob, train_tokens: Path) -> TokenWindows:
+    """P0's batches: seeded random windows of the train split."""
+    return TokenWindows(
+        train_tokens,
+        job.variant.model.block_size,
+        job.variant.train.batch_size,
+        job.seed,
+        job.steps,
+        job.trainer.num_workers,
+    )
+
+
 def _device(trainer: pl.Trainer) -> str:
     device = trainer.strategy.root_device
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else None
@@ -170,20 +182,14 @@ def train_variant(
         model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
     )
     if data is None:
-        data = TokenWindows(
-            train_tokens,
-            job.variant.model.block_size,
-            recipe.batch_size,
-            job.seed,
-            job.steps,
-            job.trainer.num_workers,
-        )
+        data = _token_windows(job, train_tokens)
     curve = LossCurve(job.trainer.log_every_n_steps)
-    every = job.trainer.log_every_n_steps
     checkpoints = PeriodicCheckpoint(
         folder, job.checkpoint.every_n_train_steps, digest, keep_checkpoint
     )
-    progress = Progress(job.variant.name, job.tokens_per_step, every, curve, live_progress)
+    progress = Progress(
+        job.variant.name, job.tokens_per_step, job.trainer.log_every_n_steps, curve, live_progress
+    )
     trainer = _trainer(job, [curve, RngState(), *callbacks, checkpoints, progress], folder)
     if recipe.batch_size % trainer.world_size:
         raise ParamsError(
@@ -201,8 +207,6 @@ def train_variant(
         name = run_name(job.variant.name)
         run = start_run(job.wandb, name, group or job.variant.experiment, config, wandb_folder)
     if run is not None:
-        run.define_metric("trainer/global_step")
-        run.define_metric("*", step_metric="trainer/global_step", step_sync=True)
         trainer.loggers = [WandbLogger(experiment=run)]
 
     summary: dict[str, Any] | None = None

@@ -89,9 +89,10 @@ def start_run(
     mode = resolve_mode()
     if mode == "disabled":
         return None
+    run = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        return wandb.init(
+        run = wandb.init(
             project=cfg.project,
             entity=cfg.entity,
             name=name,
@@ -108,12 +109,17 @@ def start_run(
                 silent=True,
             ),
         )
+        # Curves are plotted against the optimiser step, as Lightning's own logger does.
+        run.define_metric("trainer/global_step")
+        run.define_metric("*", step_metric="trainer/global_step", step_sync=True)
+        return run
     except Exception as err:  # W&B must never fail a stage
         log.warning(
             "W&B could not start (%s: %s); training continues without it",
             type(err).__name__,
             err,
         )
+        finish_run(run, None, exit_code=1)  # a run that started must not stay open
         return None
 
 
