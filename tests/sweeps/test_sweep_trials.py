@@ -123,7 +123,8 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     write_figures(folder / "figures", study)
     rows = list(csv.DictReader((folder / "trials.csv").open()))
     assert [r["state"] for r in rows] == ["COMPLETE", "PRUNED", "FAIL", "COMPLETE"]
-    assert rows[1]["note"].startswith("pruned at step") and "IsADirectory" in rows[2]["note"]
+    assert rows[1]["note"].startswith("pruned at step") and rows[1]["value"] == ""
+    assert "IsADirectory" in rows[2]["note"]
     assert all(r["wandb_run_id"] and float(r["duration_s"]) > 0 for r in rows)
     best = json.loads((folder / "best.json").read_text())
     assert best["val/ppl"] == min(trials[0].value, trials[3].value)

@@ -2,8 +2,9 @@
 
 The record of the Sweeps of EXPERIMENTS.md: ``best.json`` (a DVC metric: the best trial's
 ``val/ppl``, params and W&B run, and how many trials ended in each state), ``trials.csv``
-(one row per trial: number, state, value, duration, W&B run id, the worker that ran it,
-the trial it retries, a note, then one column per searched parameter) and figures drawn with
+(one row per trial: number, state, value (COMPLETE trials only), duration, W&B run id,
+the worker that ran it, the trial it retries, a note, then one column per searched
+parameter) and figures drawn with
 ``optuna.visualization.matplotlib``: the optimisation history, the parameter importances,
 a slice of every searched axis and the intermediate values (where pruning shows).
 """
@@ -33,6 +34,10 @@ FIGURES: dict[str, Callable[[optuna.Study], Any]] = {
     "slice.png": optuna_plots.plot_slice,
     "intermediate_values.png": optuna_plots.plot_intermediate_values,
 }
+_Y_LABELS = {
+    "optimization_history.png": "val/ppl (whole validation split)",
+    "intermediate_values.png": "val/ppl (the curve's fixed validation windows)",
+}
 _COLUMNS = (
     "number", "state", "value", "duration_s", "wandb_run_id", "worker", "retry_of", "note",
 )  # fmt: skip
@@ -44,7 +49,8 @@ def _note(trial: FrozenTrial) -> str:
     if ERROR_ATTR in trial.user_attrs:
         return str(trial.user_attrs[ERROR_ATTR]).splitlines()[0][:200]
     if trial.state == TrialState.PRUNED and trial.intermediate_values:
-        return f"pruned at step {max(trial.intermediate_values)}"
+        step = max(trial.intermediate_values)
+        return f"pruned at step {step} (curve val/ppl {trial.intermediate_values[step]:.4g})"
     if trial.state == TrialState.FAIL:
         return "its worker stopped sending heartbeats (killed?)"
     return ""
@@ -58,7 +64,8 @@ def trial_rows(study: optuna.Study, axes: list[str]) -> list[dict[str, Any]]:
         row = {
             "number": trial.number,
             "state": trial.state.name,
-            "value": trial.value,
+            # A pruned trial's Optuna value is its last curve point, not the objective.
+            "value": trial.value if trial.state == TrialState.COMPLETE else None,
             "duration_s": round(duration, 3) if duration is not None else None,
             "wandb_run_id": trial.user_attrs.get(WANDB_ATTR),
             "worker": trial.user_attrs.get(WORKER_ATTR),
@@ -144,6 +151,10 @@ def write_figures(folder: Path, study: optuna.Study) -> list[Path]:
                 log.warning("%s: %s", name, err)
                 drawn = _placeholder(name, err)
         axes = drawn.ravel() if hasattr(drawn, "ravel") else [drawn]
+        if name in _Y_LABELS:
+            axes[0].set_ylabel(_Y_LABELS[name])
+        if name == "intermediate_values.png":
+            axes[0].set_yscale("log")  # step 0 (an untrained model) would flatten the rest
         figure = axes[0].get_figure()
         figure.set_size_inches(max(6.0, 3.5 * len(axes)), 4.5)
         figure.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
