@@ -117,6 +117,9 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
         if state == "complete":
             assert run["summary"]["val/ppl"] == pytest.approx(trial.value)
 
+    again = run_study(study, objective, target=3, max_failed=3, poll_s=1)  # a rerun
+    assert again == tally and len(study.get_trials()) == 4
+
     folder = tmp_path / "reports"
     write_trials(folder / "trials.csv", study, list(sweep.study.space))
     write_best(folder / "best.json", best_record(study, 3, sweep.protocol()))

@@ -162,7 +162,7 @@ def open_study(
 
 
 class SlotGate:
-    """After each trial (and before the first): go on only if a slot is free, else wait.
+    """Before the first trial and after each: go on only if a slot is free, else wait.
 
     A slot is free when a trial waits to be retried, or finished + running trials are
     fewer than ``target``. While running trials hold every slot the gate polls every
@@ -175,22 +175,26 @@ class SlotGate:
     def __init__(self, target: int, max_failed: int, poll_s: float) -> None:
         self.target, self.max_failed, self.poll_s = target, max_failed, poll_s
 
-    def __call__(self, study: optuna.Study, trial: FrozenTrial | None = None) -> bool:
-        """Block until a slot is free (True) or the study is full (False, and stop it)."""
+    def wait(self, study: optuna.Study) -> bool:
+        """Block until a slot is free (True) or the study is full (False)."""
         while True:
             now = tally(study)
+            if now.finished >= self.target:
+                return False
             if now.errors >= self.max_failed:
                 raise SweepError(
                     f"study {study.study_name}: {now.errors} trials raised (max_failed is "
                     f"{self.max_failed}); see their user attribute {ERROR_ATTR!r}"
                 )
-            if now.finished >= self.target:
-                study.stop()
-                return False
             if now.waiting or not now.full(self.target):
                 return True
             _fail_stale(study)
             time.sleep(self.poll_s)
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """As a callback of ``optimize``: wait for a slot, or stop the study when it is full."""
+        if not self.wait(study):
+            study.stop()
 
 
 def _fail_stale(study: optuna.Study) -> None:
@@ -245,7 +249,7 @@ def run_study(
         SweepError: ``max_failed`` trials raised.
     """
     gate = SlotGate(target, max_failed, poll_s)
-    if gate(study):
+    if gate.wait(study):  # a study that is already full (a rerun) asks for nothing
         study.optimize(
             guarded(objective, target, poll_s),
             callbacks=[MaxTrialsCallback(target, states=FINISHED), gate],
