@@ -20,5 +20,6 @@ def render_demo(maps: dict[str, Any]) -> str:
     if PLACEHOLDER not in template:
         raise ValueError("demo.html has lost its Winograd placeholder")
     # "<" escaped so no "</script>" inside the data can end the JSON island early.
-    payload = json.dumps(maps, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
+    # Key order is kept (crosser adjectives first): the page lists them in that order.
+    payload = json.dumps(maps, separators=(",", ":")).replace("<", "\\u003c")
     return template.replace(PLACEHOLDER, payload)

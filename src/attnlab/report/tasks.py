@@ -78,7 +78,9 @@ def _heatmaps(results: Results, task: str) -> list[Image]:
 
 
 # trials.csv: these columns, then one column per searched parameter.
-TRIAL_COLUMNS = ("number", "state", "value", "duration_s", "wandb_run_id", "retry_of", "note")
+TRIAL_COLUMNS = (
+    "number", "state", "value", "duration_s", "wandb_run_id", "worker", "retry_of", "note"
+)
 
 
 def sweeps(results: Results, section: Section) -> None:
@@ -87,8 +89,12 @@ def sweeps(results: Results, section: Section) -> None:
     section.protocol = [("seed", params_line(results, "seed") or "not run"),
                         ("studies", ", ".join(results.sweeps) or "not run")]
     for study, sweep in results.sweeps.items():
-        if sweep.best:
-            rows = tuple((k, cell(v)) for k, v in _flat(sweep.best).items())
+        recorded = sweep.best.get("protocol")
+        if isinstance(recorded, dict):
+            section.protocol += [(f"{study}: {k}", cell(v)) for k, v in _flat(recorded).items()]
+        best = {k: v for k, v in sweep.best.items() if k != "protocol"}
+        if best:
+            rows = tuple((k, cell(v)) for k, v in _flat(best).items())
             section.tables.append(Table(f"{study}: the best trial", ("field", "value"), rows))
         done = [t for t in sweep.trials if _objective(t) is not None]
         axes = [k for k in (sweep.trials[0] if sweep.trials else {}) if k not in TRIAL_COLUMNS]
@@ -101,7 +107,8 @@ def sweeps(results: Results, section: Section) -> None:
         for path in sweep.figures:
             section.figures.append(Image(f"{study}: {path.stem}", figures.file_data_uri(path),
                                          f"Drawn by the sweep stage: {path.name}"))
-        if done and not sweep.figures:
+        # Optuna's slice figure is the same objective-per-parameter view: drawn once.
+        if done and not any("slice" in path.stem for path in sweep.figures):
             section.figures += _scatters(study, done, axes)
 
 

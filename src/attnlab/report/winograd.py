@@ -33,6 +33,7 @@ class MapRow:
     adjective: str
     tokens: tuple[str, ...]
     blocks: tuple[tuple[float, ...], ...]
+    answer: str = ""  # what the model predicts at the query, when the stage recorded it
 
 
 Maps = dict[str, MapRow]
@@ -74,7 +75,7 @@ def read_maps(results: Results, name: str) -> Maps:
         except (KeyError, TypeError, ValueError):
             continue
         if blocks and all(len(row) == len(tokens) for row in blocks):
-            maps[adjective] = MapRow(adjective, tokens, blocks)
+            maps[adjective] = MapRow(adjective, tokens, blocks, str(entry.get("answer", "")))
     return maps
 
 
@@ -86,7 +87,9 @@ def demo_payload(results: Results) -> dict[str, Any]:
             maps = read_maps(results, source(task, model))
             if maps:
                 payload[f"{TASKS[task]}, {MODELS[model]}"] = {
-                    adj: {"tokens": list(m.tokens), "blocks": [list(b) for b in m.blocks]}
+                    adj: {"tokens": list(m.tokens), "blocks": [list(b) for b in m.blocks],
+                          "role": "crosser" if adj in CROSSER else "crossed",
+                          "answer": m.answer}
                     for adj, m in maps.items()
                 }
     return payload
