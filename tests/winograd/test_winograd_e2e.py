@@ -20,7 +20,10 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
     dvc_project.edit_params(_shrink)
     first = dvc_project.dvc("repro", "winograd-score", "winograd-maps")
     ran = dvc_project.ran_stages(first.stdout)
-    assert ran[0] == "winograd-data" and ran[-1] == "winograd-maps"
+    # DVC orders only what depends on what: the maps follow the model they read, while
+    # the score stages may run before or after them.
+    assert ran[0] == "winograd-data"
+    assert ran.index("winograd-maps") > ran.index("winograd-train@closed-two-blocks")
     assert {f"winograd-train@{v}" for v in VARIANTS} | {f"winograd-score@{v}" for v in VARIANTS} \
         <= set(ran)
     root = dvc_project.root
