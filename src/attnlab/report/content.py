@@ -87,10 +87,15 @@ def _short(text: str | None) -> str:
         return str(text)
 
 
-def table_if_any(title: str, header: Sequence[str], rows: list[tuple[str, ...]], note: str = ""
-                 ) -> list[Table]:
-    """``[Table]`` when at least one row holds a measurement, else ``[]``."""
-    measured = [r for r in rows if any(c != MISSING for c in r[1:])]
+def table_if_any(
+    title: str,
+    header: Sequence[str],
+    rows: list[tuple[str, ...]],
+    note: str = "",
+    labels: int = 1,
+) -> list[Table]:
+    """``[Table]`` when a row holds a measurement past its ``labels`` columns, else ``[]``."""
+    measured = [r for r in rows if any(c != MISSING for c in r[labels:])]
     return [Table(title, tuple(header), tuple(rows), note)] if measured else []
 
 

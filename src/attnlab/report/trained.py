@@ -122,7 +122,8 @@ def ladder(results: Results, section: Section) -> None:
         "The ladder: each row adds one piece to the row above",
         ("row", "what it adds", "parameters", "train loss", "train ppl", "val ppl",
          "x no-context", "train wall s"), rows,
-        "train loss: mean of the last 5 % of steps; ppl: every validation token scored once.")
+        "train loss: mean of the last 5 % of steps; ppl: every validation token scored once.",
+        labels=2)
     values = [results.value(f"{v}/eval", "val/ppl") for v in variants]
     if any(v is not None for v in values):
         fig = figures.bars([r for r, _ in LADDER], {"val ppl": values},
@@ -146,7 +147,7 @@ def dk(results: Results, section: Section) -> None:
     section.tables += table_if_any(
         "Validation perplexity with and without the division",
         ("protocol", "d_k", "val ppl, scores / sqrt(d_k)", "val ppl, undivided",
-         "undivided / divided"), rows)
+         "undivided / divided"), rows, labels=2)
     if any(v is not None for v in with_div + without):
         labels = [f"{d}\n({p.split(',')[0]})" for p, d, _ in DK_ROWS]
         fig = figures.bars(labels, {"divided": with_div, "undivided": without},
