@@ -1,4 +1,4 @@
-"""Stage ``evaluate@<variant>``: measure one trained variant as its experiment asks."""
+"""Stage ``evaluate@{variant}``: measure one trained variant as its experiment asks."""
 
 import json
 import time
@@ -33,11 +33,11 @@ def main(
     """Measure a trained variant: perplexity on both splits plus its experiment's extras.
 
     Reads: params seed, evaluate.device, evaluate.batch_size, evaluate.measurements,
-    evaluate.lengths, evaluate.stats_windows; data/models/<variant>/ (the trained model and
+    evaluate.lengths, evaluate.stats_windows; data/models/{variant}/ (the trained model and
     the configuration it was trained with); data/tokens/train.parquet, data/tokens/val.parquet.
-    Writes: reports/metrics/<variant>/eval.json: val/ppl and train/ppl at the training
-    context (and the tokens each scored), params/<component>, and, as evaluate.measurements
-    lists for the variant's experiment, val/ppl@<length> (E13), init/ and trained/
+    Writes: reports/metrics/{variant}/eval.json: val/ppl and train/ppl at the training
+    context (and the tokens each scored), params/{component}, and, as evaluate.measurements
+    lists for the variant's experiment, val/ppl@{length} (E13), init/ and trained/
     scores/std, attn/entropy, attn/onehot_frac per block and head (E08, E09), grad_norm/
     block_NN and grad_norm/ratio_last_first (E11); a protocol field saying how; wall_s.
     """

@@ -1,4 +1,4 @@
-"""Stage ``train@<variant>``: train one variant and write its model, metrics and curve."""
+"""Stage ``train@{variant}``: train one variant and write its model, metrics and curve."""
 
 import logging
 from pathlib import Path
@@ -40,15 +40,15 @@ def main(
 ) -> None:
     """Train one variant with Lightning, resuming a killed run where it stopped.
 
-    Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.<variant>,
+    Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.{variant},
     trainer, checkpoint, wandb, evaluate.curve, evaluate.batch_size;
     data/tokens/train.parquet and val.parquet; the environment variables
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
-    Writes: data/models/<variant>/ (model.pt and config.json),
-    reports/metrics/<variant>/train.json (train/loss: mean of the last 5 % of steps; steps,
+    Writes: data/models/{variant}/ (model.pt and config.json),
+    reports/metrics/{variant}/train.json (train/loss: mean of the last 5 % of steps; steps,
     tokens_seen, wall_s, tokens_per_s, params, device) and
-    reports/curves/<variant>/train_loss.csv (step, loss: one row per step) and
-    reports/curves/<variant>/val_ppl.csv (step, val/ppl on a fixed sample of validation
+    reports/curves/{variant}/train_loss.csv (step, loss: one row per step) and
+    reports/curves/{variant}/val_ppl.csv (step, val/ppl on a fixed sample of validation
     windows, every evaluate.curve.every_steps steps scaled by the budget).
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
