@@ -2,16 +2,14 @@
 
 import copy
 import os
-import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
 import yaml
-from wandb.proto import wandb_internal_pb2
+from wandb_log import wandb_records  # noqa: F401 (re-exported to the tests)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REAL_PARAMS = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
@@ -100,26 +98,3 @@ def load(url: str, name: str = "sweep-dk") -> optuna.Study | None:
         return optuna.load_study(study_name=name, storage=url)
     except KeyError:
         return None
-
-
-def wandb_records(run_file: Path) -> Iterator[wandb_internal_pb2.Record]:
-    """The records of an offline run's ``.wandb`` file (W&B's LevelDB-style log).
-
-    A 7-byte header, then 32 KiB blocks of chunks, each with a 7-byte header (CRC,
-    length, type: 1 whole, 2 first, 3 middle, 4 last).
-    """
-    data = run_file.read_bytes()
-    assert data[:4] == b":W&B", f"{run_file} is not a W&B transaction log"
-    pos, block, pending = 7, 32768, b""
-    while pos + 7 <= len(data):
-        if block - pos % block < 7:
-            pos += block - pos % block  # the block's tail is padding
-            continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
-        pending += data[pos + 7 : pos + 7 + length]
-        pos += 7 + length
-        if kind in (1, 4):
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(pending)
-            pending = b""
-            yield record
