@@ -9,6 +9,7 @@ are ~N(0, 1) at every d and the row stays a soft mixture.
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -161,18 +162,23 @@ def _tag(divided: bool) -> str:
 
 
 @dataclass(frozen=True)
-class EffectiveTokens:
-    """E06's view of :class:`SoftmaxRows`."""
+class _RowStatsView:
+    """One experiment's columns of :class:`SoftmaxRows`, as metrics and as a table.
+
+    Subclasses name the experiment and the :class:`RowStats` fields it reports.
+    """
 
     draw: SoftmaxRows
+    experiment: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]]
 
     def metrics(self) -> dict[str, Value]:
-        """Mean and median exp(entropy) per d, divided and undivided."""
-        out: dict[str, Value] = {}
-        for s in self.draw.stats:
-            out[f"e06/{_tag(s.divided)}/mean_effective_tokens@{s.d}"] = s.mean_effective_tokens
-            out[f"e06/{_tag(s.divided)}/median_effective_tokens@{s.d}"] = s.median_effective_tokens
-        return out
+        """Each field per d, divided and undivided."""
+        return {
+            f"{self.experiment}/{_tag(s.divided)}/{field}@{s.d}": getattr(s, field)
+            for s in self.draw.stats
+            for field in self.fields
+        }
 
     def table(self) -> list[dict[str, Value]]:
         """One row per (d, division)."""
@@ -182,11 +188,22 @@ class EffectiveTokens:
                 "divided": s.divided,
                 "rows": self.draw.rows,
                 "row_length": self.draw.row_length,
-                "mean_effective_tokens": s.mean_effective_tokens,
-                "median_effective_tokens": s.median_effective_tokens,
+                **self._settings(),
+                **{field: getattr(s, field) for field in self.fields},
             }
             for s in self.draw.stats
         ]
+
+    def _settings(self) -> dict[str, Value]:
+        """Protocol columns this experiment's table adds to every row."""
+        return {}
+
+
+class EffectiveTokens(_RowStatsView):
+    """E06's view: mean and median exp(entropy) per d."""
+
+    experiment = "e06"
+    fields = ("mean_effective_tokens", "median_effective_tokens")
 
     def example_table(self) -> list[dict[str, Value]]:
         """The printed example: one row of scores at example_d and its two softmaxes."""
@@ -200,31 +217,11 @@ class EffectiveTokens:
         ]
 
 
-@dataclass(frozen=True)
-class FrozenRows:
-    """E07's view of :class:`SoftmaxRows`."""
+class FrozenRows(_RowStatsView):
+    """E07's view: mean softmax-Jacobian trace and the frozen fraction per d."""
 
-    draw: SoftmaxRows
+    experiment = "e07"
+    fields = ("mean_jacobian_trace", "frozen_fraction")
 
-    def metrics(self) -> dict[str, Value]:
-        """Mean Jacobian trace and frozen fraction per d, divided and undivided."""
-        out: dict[str, Value] = {}
-        for s in self.draw.stats:
-            out[f"e07/{_tag(s.divided)}/mean_jacobian_trace@{s.d}"] = s.mean_jacobian_trace
-            out[f"e07/{_tag(s.divided)}/frozen_fraction@{s.d}"] = s.frozen_fraction
-        return out
-
-    def table(self) -> list[dict[str, Value]]:
-        """One row per (d, division)."""
-        return [
-            {
-                "d": s.d,
-                "divided": s.divided,
-                "rows": self.draw.rows,
-                "row_length": self.draw.row_length,
-                "mean_jacobian_trace": s.mean_jacobian_trace,
-                "frozen_above": self.draw.frozen_above,
-                "frozen_fraction": s.frozen_fraction,
-            }
-            for s in self.draw.stats
-        ]
+    def _settings(self) -> dict[str, Value]:
+        return {"frozen_above": self.draw.frozen_above}
