@@ -4,10 +4,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +20,21 @@ def _corpus_mirror() -> Path | None:
         return Path(configured.removeprefix("file://"))
     beside = PROJECT_ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
     return beside if beside.is_file() else None
+
+
+@pytest.fixture
+def one_torch_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Torch on one thread, here and in every subprocess started meanwhile.
+
+    Tiny models train fastest on one thread, and a busy machine cannot oversubscribe it:
+    two OpenMP threads spinning against other processes on two cores run these models
+    twenty times slower. Subprocesses inherit the setting through the environment.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import torch
 from postgres import create_database, postgres_server
 from sweep_helpers import SweepProject
 
@@ -50,13 +49,8 @@ def _quiet_wandb(monkeypatch, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def _one_thread(monkeypatch):
-    """Tiny models train fastest on one thread; workers inherit it through the environment."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    yield
-    torch.set_num_threads(threads)
+def _one_thread(one_torch_thread):
+    """Every test here trains tiny models: see ``one_torch_thread``."""
 
 
 @pytest.fixture

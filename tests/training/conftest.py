@@ -4,7 +4,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import torch
 from train_helpers import StageProject, train_here
 
 from attnlab.data.bpe import train_bpe
@@ -35,17 +34,8 @@ def _quiet_wandb(monkeypatch, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def _one_thread(monkeypatch):
-    """Tiny models train fastest on one thread, and a busy machine cannot oversubscribe it.
-
-    Two OpenMP threads spinning against other processes on two cores run these models
-    twenty times slower; stage subprocesses inherit the setting through the environment.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    yield
-    torch.set_num_threads(threads)
+def _one_thread(one_torch_thread):
+    """Every test here trains tiny models: see ``one_torch_thread``."""
 
 
 @pytest.fixture
