@@ -23,7 +23,7 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
     for name in ("index.html", "REPORT.md", "demo.html"):
         assert (reports / name).stat().st_size > 1000, name
     page = (reports / "index.html").read_text()
-    assert "E02: The ladder" in page and "data:image/svg+xml;base64," in page
+    assert "E02: The ladder" in page and "data:image/png;base64," in page
 
     again = dvc_project.dvc("repro", "--single-item", "report")
     assert dvc_project.ran_stages(again.stdout) == []

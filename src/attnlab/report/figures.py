@@ -1,9 +1,13 @@
 """The report's figures: matplotlib on an Agg canvas, each returned as an inline image.
 
-Every figure becomes a ``data:image/svg+xml;base64`` URI, so the page carries its figures
-with it and opens offline. The SVG is deterministic (no date, fixed ids): rendering the
-same numbers twice gives the same bytes, and the committed report diffs cleanly.
-Figures other stages drew (PNG or SVG files) are inlined as they are.
+Every figure becomes a ``data:image/png;base64`` URI, so the page carries its figures with
+it and opens offline. Figures are PNG with a 256-colour palette rather than SVG: a curve
+panel with a dozen lines is 150-200 KB as SVG and a tenth of that as a palette PNG, and a
+report of some twenty-five figures should stay well under a megabyte. The encoding is
+deterministic (no date or software stamp; Pillow's median-cut palette has no randomness):
+rendering the same numbers twice gives the same bytes, and the committed report diffs
+cleanly. Figures other stages drew are re-encoded the same way (PNG) or inlined as they
+are (SVG).
 """
 
 from __future__ import annotations
@@ -17,25 +21,49 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
+from PIL import Image
 
 from attnlab.report.results import Point
 
 matplotlib.use("Agg")
-matplotlib.rcParams["svg.hashsalt"] = "attnlab-report"  # stable element ids
 MAX_POINTS = 300  # a curve is drawn as at most this many bucket means
+DPI = 110  # the page shows figures at about their natural size; this keeps text sharp
+PALETTE_COLOURS = 256
+
+
+def palette_png(png: bytes) -> bytes:
+    """A PNG flattened onto white and reduced to a 256-colour palette.
+
+    Plots are a few flat colours plus anti-aliasing, so the palette is visually lossless
+    and the file about a third of matplotlib's RGBA output. Transparent pixels become
+    white (not black, which a plain RGBA-to-RGB conversion would give).
+    """
+    with Image.open(io.BytesIO(png)) as image:
+        rgba = image.convert("RGBA")
+    flat = Image.new("RGBA", rgba.size, "white")
+    flat.alpha_composite(rgba)
+    reduced = flat.convert("RGB").quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    reduced.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _png_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def to_data_uri(fig: Figure) -> str:
-    """The figure as an inline SVG data URI, without a date in its metadata."""
+    """The figure as an inline palette-PNG data URI, with no date or software stamp."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    fig.savefig(buffer, format="png", dpi=DPI, facecolor="white", metadata={"Software": None})
+    return _png_uri(palette_png(buffer.getvalue()))
 
 
 def file_data_uri(path: Path) -> str:
-    """A PNG or SVG file another stage drew, as a data URI."""
-    kind = "svg+xml" if path.suffix == ".svg" else "png"
-    return f"data:image/{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    """A PNG (re-encoded as a palette PNG) or SVG file another stage drew, as a data URI."""
+    if path.suffix == ".svg":
+        return "data:image/svg+xml;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    return _png_uri(palette_png(path.read_bytes()))
 
 
 def _plain_log_y(ax: Axes) -> None:
