@@ -12,14 +12,16 @@ from attnlab.report import figures
 def _decode(uri: str, kind: str) -> bytes:
     prefix = f"data:image/{kind};base64,"
     assert uri.startswith(prefix)
-    return base64.b64decode(uri[len(prefix):])
+    return base64.b64decode(uri[len(prefix) :])
 
 
 def _curve_panel() -> Figure:
     steps = list(range(0, 1000, 5))
     return figures.curves(
-        {f"variant-{k}": [(s, 5.0 / (1 + k) + 1e-3 * ((s * (k + 3)) % 17)) for s in steps]
-         for k in range(8)},
+        {
+            f"variant-{k}": [(s, 5.0 / (1 + k) + 1e-3 * ((s * (k + 3)) % 17)) for s in steps]
+            for k in range(8)
+        },
         {f"variant-{k}": [(s, 300.0 / (1 + k + s / 100)) for s in steps[::20]] for k in range(8)},
         "eight variants",
     )

@@ -84,9 +84,7 @@ def bucket_means(points: Sequence[Point], limit: int = MAX_POINTS) -> list[Point
         return list(points)
     size = -(-len(points) // limit)  # ceil
     buckets = [points[i : i + size] for i in range(0, len(points), size)]
-    return [
-        (sum(s for s, _ in b) / len(b), sum(v for _, v in b) / len(b)) for b in buckets
-    ]
+    return [(sum(s for s, _ in b) / len(b), sum(v for _, v in b) / len(b)) for b in buckets]
 
 
 def curves(
