@@ -4,7 +4,8 @@ Each worker is the real ``attnlab sweep worker dk`` in its own process, training
 (tiny) model; the server is Debian's PostgreSQL on loopback (see postgres.py). "Nothing
 lost" means: exactly the target number of finished trials, numbered without gaps or
 repeats, every COMPLETE trial with its value, none left RUNNING or WAITING, and a trial
-whose worker was SIGKILLed failed by its heartbeat and retried with the same params.
+whose worker was SIGKILLed failed by its heartbeat and retried with the same params; a
+worker sent SIGTERM stops at once, and the trial it stopped is retried with its params.
 """
 
 import json
@@ -15,7 +16,7 @@ import optuna_dashboard
 from optuna.trial import TrialState
 from sweep_helpers import finish, load, sweep_params, wait_for
 
-from attnlab.sweeps import WORKER_ATTR
+from attnlab.sweeps import INTERRUPTED_ATTR, RETRY_OF_ATTR, WORKER_ATTR
 
 
 def _dashboard_trials(url: str, study_name: str) -> list[dict]:
@@ -49,21 +50,26 @@ def test_two_workers_finish_exactly_the_target_with_unique_numbers(sweep_project
     assert len(_dashboard_trials(pg_database, "sweep-dk")) == len(trials)
 
 
+def _unpruned_project(sweep_project, name: str):
+    """Trials long enough to be stopped mid-way; no pruning, so a retry must complete."""
+    params = sweep_params(trials=3, steps=30, heartbeat_interval_s=1, grace_period_s=3)
+    params["sweeps"]["studies"]["dk"]["pruner"]["n_startup_trials"] = 1000
+    return sweep_project(name, params)
+
+
+def _training(url: str) -> bool:
+    """Whether a running trial has reported a point after step 0."""
+    study = load(url)
+    running = study.get_trials(states=(TrialState.RUNNING,)) if study else []
+    return any(len(t.intermediate_values) >= 2 for t in running)
+
+
 def test_a_killed_worker_s_trial_fails_by_heartbeat_and_its_retry_completes(
     sweep_project, pg_database
 ):
-    # Long enough trials to be killed mid-way; no pruning, so the retry must complete.
-    params = sweep_params(trials=3, steps=30, heartbeat_interval_s=1, grace_period_s=3)
-    params["sweeps"]["studies"]["dk"]["pruner"]["n_startup_trials"] = 1000
-    project = sweep_project("kill", params)
+    project = _unpruned_project(sweep_project, "kill")
     first = project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database)
-
-    def training() -> bool:  # a trial has reported a point after step 0
-        study = load(pg_database)
-        running = study.get_trials(states=(TrialState.RUNNING,)) if study else []
-        return any(len(t.intermediate_values) >= 2 for t in running)
-
-    wait_for(training, timeout=180)
+    wait_for(lambda: _training(pg_database), timeout=180)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
     killed = load(pg_database).get_trials(states=(TrialState.RUNNING,))[0]
@@ -80,3 +86,29 @@ def test_a_killed_worker_s_trial_fails_by_heartbeat_and_its_retry_completes(
     assert states.count(TrialState.COMPLETE) == 3 and states.count(TrialState.FAIL) == 1
     assert TrialState.RUNNING not in states and TrialState.WAITING not in states
     assert [t["state"] for t in _dashboard_trials(pg_database, "sweep-dk")].count("Fail") == 1
+
+
+def test_a_sigtermed_worker_stops_and_the_next_one_retries_its_trial(sweep_project, pg_database):
+    project = _unpruned_project(sweep_project, "term")
+    first = project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database)
+    wait_for(lambda: _training(pg_database), timeout=180)
+    stopped = load(pg_database).get_trials(states=(TrialState.RUNNING,))[0]
+    first.send_signal(signal.SIGTERM)
+    output, _ = first.communicate(timeout=60)  # the worker stops; it starts no other trial
+
+    assert first.returncode == 2, output
+    assert f"trial {stopped.number} stopped by SIGTERM" in output
+    trials = {t.number: t for t in load(pg_database).get_trials()}
+    assert trials[stopped.number].state == TrialState.FAIL
+    assert trials[stopped.number].user_attrs[INTERRUPTED_ATTR] is True
+    assert max(trials) == stopped.number + 1  # only the retry was added after it
+    retry = trials[stopped.number + 1]
+    assert retry.state == TrialState.WAITING and retry.user_attrs[RETRY_OF_ATTR] == stopped.number
+
+    finish(project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database))
+    trials = {t.number: t for t in load(pg_database).get_trials()}
+    assert trials[retry.number].state == TrialState.COMPLETE
+    assert trials[retry.number].params == stopped.params
+    states = [t.state for t in trials.values()]
+    assert states.count(TrialState.COMPLETE) == 3 and states.count(TrialState.FAIL) == 1
+    assert TrialState.RUNNING not in states and TrialState.WAITING not in states

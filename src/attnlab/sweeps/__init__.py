@@ -27,10 +27,13 @@ from attnlab.sweeps.storage import (
 )
 from attnlab.sweeps.study import (
     ERROR_ATTR,
+    INTERRUPTED_ATTR,
+    RETRY_OF_ATTR,
     SURPLUS_ATTR,
     WANDB_ATTR,
     WORKER_ATTR,
     SweepError,
+    SweepInterrupted,
     Tally,
     TrialError,
     make_pruner,
@@ -42,6 +45,8 @@ from attnlab.sweeps.study import (
 
 __all__ = [
     "ERROR_ATTR",
+    "INTERRUPTED_ATTR",
+    "RETRY_OF_ATTR",
     "STORAGE_ENV",
     "SURPLUS_ATTR",
     "WANDB_ATTR",
@@ -49,6 +54,7 @@ __all__ = [
     "StorageError",
     "Sweep",
     "SweepError",
+    "SweepInterrupted",
     "Tally",
     "TrialError",
     "TrialObjective",

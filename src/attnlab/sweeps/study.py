@@ -11,6 +11,10 @@ passing the gate at the same instant are resolved inside the trial (:func:`guard
 later trial number waits, and ends FAIL with the user attribute ``surplus`` if the study
 filled up meanwhile. A trial that raises is FAIL with its error in the user attribute
 ``error``, and the study goes on; ``max_failed`` of them stop the worker (a bug, not luck).
+A trial stopped by SIGTERM (``dvc queue kill``, a batch scheduler's pre-emption) stops its
+worker too: the trial is FAIL with the user attribute ``interrupted``, its params wait as a
+new trial for the next worker, and the worker exits with an error rather than starting
+another trial it was asked not to run.
 """
 
 import logging
@@ -32,13 +36,17 @@ from optuna.trial import FrozenTrial, Trial, TrialState
 
 from attnlab.config.sweeps import PrunerParams, SamplerParams
 from attnlab.errors import AttnlabError
+from attnlab.training import TrainingInterrupted
 
 log = logging.getLogger(__name__)
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
-# Trial user attributes: what the objective raised, a surplus trial, the trial's W&B run,
-# and the worker (host:pid) that ran it.
+# Trial user attributes: what the objective raised, a trial SIGTERM stopped and the trial
+# that takes up its params, a surplus trial, the trial's W&B run, and the worker (host:pid)
+# that ran it.
 ERROR_ATTR = "error"
+INTERRUPTED_ATTR = "interrupted"
+RETRY_OF_ATTR = "retry_of"
 SURPLUS_ATTR = "surplus"
 WANDB_ATTR = "wandb_run_id"
 WORKER_ATTR = "worker"
@@ -51,6 +59,10 @@ class SweepError(AttnlabError):
 
 class TrialError(Exception):
     """A trial's training or evaluation raised; the trial is FAIL and the study goes on."""
+
+
+class SweepInterrupted(AttnlabError):
+    """SIGTERM stopped a trial; its params wait for the next worker, this one stops."""
 
 
 class SurplusTrial(Exception):
@@ -228,11 +240,29 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
             return objective(trial)
         except optuna.TrialPruned:
             raise
+        except TrainingInterrupted as err:
+            retry = requeue(trial)
+            raise SweepInterrupted(
+                f"trial {trial.number} stopped by SIGTERM; its params wait as trial {retry} "
+                f"for the next worker (rerun the stage, or start a worker, to go on)"
+            ) from err
         except Exception as err:
             trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])
             raise TrialError(f"trial {trial.number}: {type(err).__name__}: {err}") from err
 
     return run
+
+
+def requeue(trial: Trial) -> int:
+    """Mark ``trial`` interrupted and enqueue its params as a new WAITING trial; its number.
+
+    The slot gate counts a waiting trial as holding a slot and Optuna hands it out before
+    sampling anew, so the study's next worker trains these params, not a fresh draw.
+    """
+    trial.set_user_attr(INTERRUPTED_ATTR, True)
+    trial.study.enqueue_trial(trial.params, user_attrs={RETRY_OF_ATTR: trial.number})
+    waiting = trial.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+    return max(t.number for t in waiting if t.user_attrs.get(RETRY_OF_ATTR) == trial.number)
 
 
 def run_study(
@@ -247,6 +277,7 @@ def run_study(
 
     Raises:
         SweepError: ``max_failed`` trials raised.
+        SweepInterrupted: SIGTERM stopped a trial (its params are enqueued again).
     """
     gate = SlotGate(target, max_failed, poll_s)
     if gate.wait(study):  # a study that is already full (a rerun) asks for nothing
