@@ -16,7 +16,7 @@ import optuna_dashboard
 from optuna.trial import TrialState
 from sweep_helpers import finish, load, sweep_params, wait_for
 
-from attnlab.sweeps import INTERRUPTED_ATTR, RETRY_OF_ATTR, WORKER_ATTR
+from attnlab.sweeps import INTERRUPTED_ATTR, WORKER_ATTR, trial_rows
 
 
 def _dashboard_trials(url: str, study_name: str) -> list[dict]:
@@ -103,7 +103,9 @@ def test_a_sigtermed_worker_stops_and_the_next_one_retries_its_trial(sweep_proje
     assert trials[stopped.number].user_attrs[INTERRUPTED_ATTR] is True
     assert max(trials) == stopped.number + 1  # only the retry was added after it
     retry = trials[stopped.number + 1]
-    assert retry.state == TrialState.WAITING and retry.user_attrs[RETRY_OF_ATTR] == stopped.number
+    assert retry.state == TrialState.WAITING
+    assert retry.system_attrs["failed_trial"] == stopped.number  # as a heartbeat retry records
+    assert retry.params == stopped.params and INTERRUPTED_ATTR not in retry.user_attrs
 
     finish(project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database))
     trials = {t.number: t for t in load(pg_database).get_trials()}
@@ -112,3 +114,6 @@ def test_a_sigtermed_worker_stops_and_the_next_one_retries_its_trial(sweep_proje
     states = [t.state for t in trials.values()]
     assert states.count(TrialState.COMPLETE) == 3 and states.count(TrialState.FAIL) == 1
     assert TrialState.RUNNING not in states and TrialState.WAITING not in states
+    rows = {row["number"]: row for row in trial_rows(load(pg_database), ["d_head"])}
+    assert rows[stopped.number]["note"].startswith("stopped by SIGTERM")
+    assert rows[retry.number]["retry_of"] == stopped.number

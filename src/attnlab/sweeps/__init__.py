@@ -28,7 +28,6 @@ from attnlab.sweeps.storage import (
 from attnlab.sweeps.study import (
     ERROR_ATTR,
     INTERRUPTED_ATTR,
-    RETRY_OF_ATTR,
     SURPLUS_ATTR,
     WANDB_ATTR,
     WORKER_ATTR,
@@ -46,7 +45,6 @@ from attnlab.sweeps.study import (
 __all__ = [
     "ERROR_ATTR",
     "INTERRUPTED_ATTR",
-    "RETRY_OF_ATTR",
     "STORAGE_ENV",
     "SURPLUS_ATTR",
     "WANDB_ATTR",

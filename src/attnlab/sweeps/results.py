@@ -24,7 +24,13 @@ from optuna.exceptions import ExperimentalWarning
 from optuna.trial import FrozenTrial, TrialState
 from optuna.visualization import matplotlib as optuna_plots
 
-from attnlab.sweeps.study import ERROR_ATTR, SURPLUS_ATTR, WANDB_ATTR, WORKER_ATTR
+from attnlab.sweeps.study import (
+    ERROR_ATTR,
+    INTERRUPTED_ATTR,
+    SURPLUS_ATTR,
+    WANDB_ATTR,
+    WORKER_ATTR,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,8 @@ _COLUMNS = (
 def _note(trial: FrozenTrial) -> str:
     if trial.user_attrs.get(SURPLUS_ATTR):
         return "surplus: asked for after the study was full"
+    if trial.user_attrs.get(INTERRUPTED_ATTR):
+        return "stopped by SIGTERM; its params were handed to the next worker"
     if ERROR_ATTR in trial.user_attrs:
         return str(trial.user_attrs[ERROR_ATTR]).splitlines()[0][:200]
     if trial.state == TrialState.PRUNED and trial.intermediate_values:

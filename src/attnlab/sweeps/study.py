@@ -41,12 +41,10 @@ from attnlab.training import TrainingInterrupted
 log = logging.getLogger(__name__)
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
-# Trial user attributes: what the objective raised, a trial SIGTERM stopped and the trial
-# that takes up its params, a surplus trial, the trial's W&B run, and the worker (host:pid)
-# that ran it.
+# Trial user attributes: what the objective raised, a trial SIGTERM stopped, a surplus
+# trial, the trial's W&B run, and the worker (host:pid) that ran it.
 ERROR_ATTR = "error"
 INTERRUPTED_ATTR = "interrupted"
-RETRY_OF_ATTR = "retry_of"
 SURPLUS_ATTR = "surplus"
 WANDB_ATTR = "wandb_run_id"
 WORKER_ATTR = "worker"
@@ -241,10 +239,10 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
         except optuna.TrialPruned:
             raise
         except TrainingInterrupted as err:
-            retry = requeue(trial)
+            _requeue(trial)
             raise SweepInterrupted(
-                f"trial {trial.number} stopped by SIGTERM; its params wait as trial {retry} "
-                f"for the next worker (rerun the stage, or start a worker, to go on)"
+                f"trial {trial.number} stopped by SIGTERM; its params wait for the next worker "
+                "(rerun the stage, or start a worker, to go on)"
             ) from err
         except Exception as err:
             trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])
@@ -253,16 +251,20 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
     return run
 
 
-def requeue(trial: Trial) -> int:
-    """Mark ``trial`` interrupted and enqueue its params as a new WAITING trial; its number.
+def _requeue(trial: Trial) -> None:
+    """Hand ``trial``'s params to the next worker, as a dead worker's trial is handed on.
 
-    The slot gate counts a waiting trial as holding a slot and Optuna hands it out before
-    sampling anew, so the study's next worker trains these params, not a fresh draw.
+    The storage's own retry callback (``RetryHeartbeatStaleTrialCallback``, storage.py)
+    enqueues a WAITING copy that records this trial in its system attribute
+    ``failed_trial``, so the retry shows in trials.csv's ``retry_of`` like any other and
+    counts against ``sweeps.max_retry``. The trial is marked ``interrupted`` only after the
+    copy, which would otherwise inherit the mark.
     """
+    study = trial.study
+    retry = study._storage.get_heartbeat_stale_trial_callback()  # as fail_stale_trials does
+    if retry is not None:
+        retry(study, next(t for t in study.get_trials() if t.number == trial.number))
     trial.set_user_attr(INTERRUPTED_ATTR, True)
-    trial.study.enqueue_trial(trial.params, user_attrs={RETRY_OF_ATTR: trial.number})
-    waiting = trial.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-    return max(t.number for t in waiting if t.user_attrs.get(RETRY_OF_ATTR) == trial.number)
 
 
 def run_study(
