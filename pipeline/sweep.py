@@ -14,6 +14,7 @@ import typer
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
 from attnlab.data.tokens import read_tokens
+from attnlab.evaluation.summary import token_byte_lengths
 from attnlab.sweeps import (
     StorageError,
     Sweep,
@@ -34,6 +35,7 @@ from attnlab.training import run_root_from_env, wandb_dir
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
+TOKENIZER = Path("data/tokenizer/tokenizer.json")
 STUDIES = Path("data/sweeps")
 REPORTS = Path("reports/sweeps")
 POLL_S = 2.0  # how often a worker waiting for a free slot looks at the study again
@@ -53,7 +55,12 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, T
     optuna_study = sweep.open(url, seed, TRAIN_TOKENS, VAL_TOKENS)
     run_root = run_root_from_env()
     objective = TrialObjective(
-        sweep, TRAIN_TOKENS, read_tokens(VAL_TOKENS), run_root, wandb_dir(run_root)
+        sweep,
+        TRAIN_TOKENS,
+        read_tokens(VAL_TOKENS),
+        run_root,
+        wandb_dir(run_root),
+        token_byte_lengths(TOKENIZER),
     )
     tally = run_study(optuna_study, objective, sweep.study.trials, loaded.sweeps.max_failed, POLL_S)
     return sweep, optuna_study, tally, url
@@ -68,7 +75,8 @@ def main(
     Reads: params `seed`, `budget.scale`, `model`, `train`, `bpe.vocab_size`, the study's
     variant in `variants`, `trainer`, `checkpoint`, `wandb`, `evaluate.batch_size`,
     `evaluate.curve`, `sweeps` (storage, heartbeat, retries, `studies.STUDY`);
-    `data/tokens/train.parquet` and `val.parquet`; the environment variables
+    `data/tokens/train.parquet` and `val.parquet`; `data/tokenizer/tokenizer.json` (the
+    bytes per token of each trial's val/bpb); the environment variables
     `ATTNLAB_OPTUNA_STORAGE`, `ATTNLAB_RUN_ROOT`, `WANDB_DIR`, `WANDB_MODE`.
 
     Writes: `data/sweeps/STUDY.db` (the study; a copy of it when a database URL is set),

@@ -41,9 +41,16 @@ from attnlab.training.curve import LOSS, LossCurve
 from attnlab.training.data import TokenWindows
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
+from attnlab.training.quiet import quiet_lightning
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.task import LanguageModelTask
-from attnlab.training.tracking import finish_run, git_revision, run_name, start_run
+from attnlab.training.tracking import (
+    finish_run,
+    git_revision,
+    replica_group,
+    run_name,
+    start_run,
+)
 
 log = logging.getLogger(__name__)
 say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
@@ -141,7 +148,7 @@ def train_variant(
     project_dir: Path | None = None,
     data: pl.LightningDataModule | None = None,
     callbacks: Sequence[pl.Callback] = (),
-    group: str | None = None,
+    tags: Sequence[str] = (),
 ) -> TrainResult:
     """Train ``job``'s variant on the token file ``train_tokens``.
 
@@ -161,13 +168,14 @@ def train_variant(
             is then only fingerprinted.
         callbacks: Extra Lightning callbacks (validation points, pruning), run after the
             loss curve is flushed and before progress is reported.
-        group: The W&B group; default the variant's experiment.
+        tags: W&B tags beside the experiment and the variant (e.g. the study).
 
     Raises:
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
         TrainingInterrupted: SIGTERM stopped training (its state was saved first).
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
+    quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job.variant.name, digest)
     start, first_step = _resume_point(folder, digest, job.steps, resume)
@@ -196,16 +204,24 @@ def train_variant(
             f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
             f"split evenly across {trainer.world_size} processes"
         )
+    revision = git_revision(project_dir or Path.cwd())
     config = {
         **job.config(),
         "fingerprint": digest,
-        "git_revision": git_revision(project_dir or Path.cwd()),
+        **revision,
         "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
     }
     run = None
     if trainer.is_global_zero:
-        name = run_name(job.variant.name)
-        run = start_run(job.wandb, name, group or job.variant.experiment, config, wandb_folder)
+        variant = job.variant.name
+        run = start_run(
+            job.wandb,
+            run_name(variant, revision["git_commit"]),
+            replica_group(variant, config),
+            [job.variant.experiment, variant, *tags],
+            config,
+            wandb_folder,
+        )
     if run is not None:
         trainer.loggers = [WandbLogger(experiment=run)]
 
