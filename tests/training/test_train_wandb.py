@@ -1,6 +1,7 @@
 """W&B offline: one finished run per training, config and summary on disk (PITFALLS 4, 5, T5)."""
 
 import logging
+import subprocess
 import time
 
 import numpy as np
@@ -128,3 +129,20 @@ def test_the_learning_rate_is_logged_at_every_step(offline, train_in_process):
     history = read_offline_run(run_file)["history"]
     rates = [row["train/lr"] for row in history if "train/lr" in row]
     assert len(rates) == 4 and rates == sorted(rates) and len(set(rates)) == 4
+
+
+def test_the_pipelines_own_writes_do_not_make_the_checkout_dirty(tmp_path):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for name in ("dvc.lock", "params.yaml", "reports/headline.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("a\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    (tmp_path / "dvc.lock").write_text("b\n")
+    (tmp_path / "reports/headline.json").write_text("b\n")
+    assert git_revision(tmp_path)["git_dirty"] is False
+    (tmp_path / "params.yaml").write_text("b\n")
+    assert git_revision(tmp_path)["git_dirty"] is True

@@ -35,6 +35,7 @@ from attnlab.config.training import WandbParams
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.wandb.ai"
+PIPELINE_WRITES = ("--", ".", ":!dvc.lock", ":!reports")
 
 
 def has_api_key() -> bool:
@@ -73,10 +74,12 @@ def git_revision(folder: Path) -> dict[str, Any]:
     """The baseline commit and whether the checkout differs from it.
 
     Under ``dvc exp run`` the baseline is DVC's (``DVC_EXP_BASELINE_REV``) and the
-    checkout always differs: the experiment's params are written before it runs.
+    checkout differs by the experiment's params. What ``dvc repro`` itself writes
+    (``dvc.lock``, ``reports/``) does not count as a difference.
     """
     commit = os.environ.get("DVC_EXP_BASELINE_REV") or _git(folder, "rev-parse", "HEAD")
-    status = _git(folder, "status", "--porcelain", "--untracked-files=no")
+    # The pipeline's own writes (the lock, the committed record) are not a change of code.
+    status = _git(folder, "status", "--porcelain", "--untracked-files=no", *PIPELINE_WRITES)
     return {"git_commit": commit, "git_dirty": bool(status)}
 
 
