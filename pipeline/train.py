@@ -49,7 +49,8 @@ def main(
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
     Writes: data/models/{variant}/ (model.pt and config.json),
     reports/metrics/{variant}/train.json (train/loss: mean of the last 5 % of steps; steps,
-    tokens_seen, wall_s, tokens_per_s, params, device) and
+    tokens_seen, wall_s, tokens_per_s, params, device; provenance: git_commit, git_dirty,
+    dvc_experiment, wandb_run) and
     reports/curves/{variant}/train_loss.csv (step, loss: one row per step) and
     reports/curves/{variant}/val_ppl.csv (step, val/ppl on a fixed sample of validation
     windows, every evaluate.curve.every_steps steps scaled by the budget). The W&B run's
@@ -83,7 +84,9 @@ def main(
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, MODELS / variant)
-    write_json(METRICS / variant / "train.json", result.metrics)
+    write_json(
+        METRICS / variant / "train.json", {**result.metrics, "provenance": result.provenance}
+    )
     write_curve(CURVES / variant / "train_loss.csv", result.curve)
     metrics = result.metrics
     print(

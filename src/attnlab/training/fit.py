@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,9 @@ class TrainResult:
     """The outcome of :func:`train_variant` in this process.
 
     Only the process with ``is_global_zero`` writes outputs; in the other DDP ranks
-    ``metrics`` and ``curve`` are empty.
+    ``metrics`` and ``curve`` are empty. ``provenance`` says where the numbers came from:
+    the baseline commit, whether the checkout differed, the DVC experiment and the W&B
+    run (None when W&B was off).
     """
 
     model: LanguageModel
@@ -73,6 +75,7 @@ class TrainResult:
     metrics: dict[str, Any]
     curve: list[tuple[int, float]]
     is_global_zero: bool
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
@@ -251,6 +254,11 @@ def train_variant(
         metrics=metrics if trainer.is_global_zero else {},
         curve=list(curve.points) if trainer.is_global_zero else [],
         is_global_zero=trainer.is_global_zero,
+        provenance={
+            **revision,
+            "dvc_experiment": config["dvc_experiment"],
+            "wandb_run": run.id if run is not None else None,
+        },
     )
 
 
