@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnlab.training import load_checkpoint_file
+from attnlab.training import load_checkpoint_file, load_trained_model
 
 pytestmark = pytest.mark.slow
 
@@ -174,3 +174,33 @@ def test_stages_that_find_dvc_locks_taken_wait_or_retry_and_both_finish(project)
     assert "is busy, it is being blocked by" in log  # it lost the race, and was retried
     lock = yaml.safe_load((project.root / "dvc.lock").read_text())["stages"]
     assert {"train@ladder-mlp", "train@ladder-no-context"} <= set(lock)
+
+
+def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
+    params = (project.root / "params.yaml").read_bytes()
+    for bad, says in (
+        ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
+        ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
+    ):
+        child = _attnlab(project, "-S", bad, "train@ladder-mlp")
+        out, _ = child.communicate(timeout=120)
+        assert child.returncode == 2 and out.startswith("error: ") and says in out, out
+        assert (project.root / "params.yaml").read_bytes() == params
+        assert not (project.root / "dvc.lock").exists()
+
+    out = _fan_out(
+        project, "-S", "+variants.ladder-mlp.train.lr=0.002", "-n", "lr-2e-3", "train@ladder-mlp"
+    )
+    assert "saved experiment lr-2e-3" in out
+    shown = json.loads(project.dvc("exp", "show", "--json").stdout)
+    experiments = {
+        exp["name"]: exp["data"]
+        for baseline in shown
+        for run in baseline.get("experiments") or []
+        for exp in run["revs"]
+    }
+    saved = experiments["lr-2e-3"]["params"]["params.yaml"]["data"]
+    assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.002
+    trained = load_trained_model(project.root / "data/models/ladder-mlp")
+    assert trained.variant.train.lr == 0.002
+    assert trained.config["dvc_experiment"] == "lr-2e-3"

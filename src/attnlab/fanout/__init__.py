@@ -79,6 +79,6 @@ def repro(
     plan = read_plan(root, targets)
     result = FanOut(root, plan, resources, environ, out).run()
     if experiment is not None and result.ok:
-        save_experiment(root, experiment)
+        save_experiment(root, experiment, plan.order or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result

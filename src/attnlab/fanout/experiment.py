@@ -58,14 +58,20 @@ def apply_params(root: Path, overrides: Sequence[str]) -> None:
         raise AttnlabError(f"-S {' '.join(overrides)}: {err}") from None
 
 
-def save_experiment(root: Path, name: str) -> None:
+def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:
     """Record the workspace as experiment ``name`` (``dvc exp save``).
+
+    Args:
+        root: The DVC project.
+        name: The experiment's name (an existing one is replaced).
+        stages: The stages whose outputs DVC caches; without them ``dvc exp save`` caches
+            every stage's and fails on any output the workspace lacks (a partial run).
 
     Raises:
         AttnlabError: DVC could not save it (its message is included).
     """
     done = subprocess.run(
-        [sys.executable, "-m", "dvc", "exp", "save", "--force", "--name", name],
+        [sys.executable, "-m", "dvc", "exp", "save", "--force", "--name", name, *stages],
         cwd=root,
         capture_output=True,
         text=True,
