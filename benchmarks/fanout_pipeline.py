@@ -91,9 +91,8 @@ def main() -> None:
     print(f"serial dvc repro:    {serial / 60:6.1f} min")
     print(f"attnlab repro:       {fanout / 60:6.1f} min  (x{serial / fanout:.2f})")
     if not args.targets:
-        print(
-            f"target {args.target_min} min: {'met' if fanout <= 60 * args.target_min else 'NOT met'}"
-        )
+        verdict = "met" if fanout <= 60 * args.target_min else "NOT met"
+        print(f"target {args.target_min} min: {verdict}")
 
 
 if __name__ == "__main__":
