@@ -165,16 +165,19 @@ class StudyParams(Section):
 class SweepsParams(Section):
     """Every study, and the storage and fault handling they share.
 
-    ``storage`` None is an SQLite file per study under ``data/sweeps/`` (one worker);
-    otherwise an RDB URL (``postgresql://user@host/db``) that every worker shares. The
-    environment variable ``ATTNLAB_OPTUNA_STORAGE`` overrides it, so a password need not
-    live in params.yaml. A trial's heartbeat is written every ``heartbeat_interval_s``; a
-    trial silent for ``grace_period_s`` is failed (its worker died) and retried with the
-    same params, at most ``max_retry`` times. A worker stops with an error once its study
-    holds ``max_failed`` trials that raised (a bug, not bad luck).
+    ``storage`` None is a journal file per study under ``data/sweeps/``, which the
+    ``workers`` of the stage share (``auto``: one per CPU core the stage may use, or per
+    GPU); otherwise an RDB URL (``postgresql://user@host/db``) that every worker of every
+    machine shares. The environment variable ``ATTNLAB_OPTUNA_STORAGE`` overrides it, so a
+    password need not live in params.yaml. A trial's heartbeat is written every
+    ``heartbeat_interval_s``; a trial silent for ``grace_period_s`` is failed (its worker
+    died) and retried with the same params, at most ``max_retry`` times. A worker stops
+    with an error once its study holds ``max_failed`` trials that raised (a bug, not bad
+    luck).
     """
 
     storage: Annotated[str, Field(pattern=r"^[a-z][a-z0-9+]*://")] | None
+    workers: PositiveInt | Literal["auto"]
     heartbeat_interval_s: PositiveInt
     grace_period_s: PositiveInt
     max_retry: Annotated[int, Field(ge=0)]

@@ -21,6 +21,7 @@ import optuna
 from matplotlib import pyplot as plt
 from matplotlib.axes import Axes
 from optuna.exceptions import ExperimentalWarning
+from optuna.storages.journal import JournalFileBackend, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 from optuna.visualization import matplotlib as optuna_plots
 
@@ -126,18 +127,18 @@ def write_best(path: Path, record: dict[str, Any]) -> None:
 
 
 def write_snapshot(path: Path, study: optuna.Study, storage: str) -> None:
-    """Copy ``study`` from its (shared) ``storage`` into a fresh SQLite file at ``path``.
+    """Copy ``study`` from its (shared) ``storage`` into a fresh journal file at ``path``.
 
     The copy holds every trial with its params, values, intermediate values and
     attributes, so it can be read with ``optuna.load_study`` or ``optuna-dashboard``
-    without the database server.
+    without the database server, like the embedded study it stands in for.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     optuna.copy_study(
         from_study_name=study.study_name,
         from_storage=storage,
-        to_storage=f"sqlite:///{path.resolve()}",
+        to_storage=JournalStorage(JournalFileBackend(str(path))),
     )
 
 
