@@ -90,6 +90,12 @@ def test_a_grace_period_shorter_than_the_heartbeat_is_refused():
     assert "grace_period_s (30) must exceed heartbeat_interval_s (60)" in message
 
 
+def test_a_pruner_warm_up_that_outlasts_the_trials_is_refused():
+    message = _refused(lambda p: _dk(p)["pruner"].update(warmup_steps=1500))
+    assert f"{DK}.pruner.warmup_steps: 1500 steps" in message
+    assert "shortest trial (1500 steps" in message
+
+
 def test_storage_urls_env_over_params_over_the_journal_and_passwords_stay_hidden(tmp_path):
     default = tmp_path / "s.journal"
     assert storage_url(None, default, {}) == f"journal:///{default}"
