@@ -13,10 +13,12 @@ from attnlab.config import load_params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
 from attnlab.evaluation import EvaluationInputs, evaluate_variant
+from attnlab.evaluation.summary import token_byte_lengths
 from attnlab.training.artifacts import load_trained_model, write_json
 
 TOKENS = Path("data/tokens")
 MODELS = Path("data/models")
+TOKENIZER = Path("data/tokenizer/tokenizer.json")
 METRICS = Path("reports/metrics")
 
 
@@ -34,12 +36,14 @@ def main(
 
     Reads: params seed, evaluate.device, evaluate.batch_size, evaluate.measurements,
     evaluate.lengths, evaluate.stats_windows; data/models/{variant}/ (the trained model and
-    the configuration it was trained with); data/tokens/train.parquet, data/tokens/val.parquet.
+    the configuration it was trained with); data/tokens/train.parquet, data/tokens/val.parquet;
+    data/tokenizer/tokenizer.json (the bytes of each token).
     Writes: reports/metrics/{variant}/eval.json: val/ppl and train/ppl at the training
-    context (and the tokens each scored), params/{component}, and, as evaluate.measurements
-    lists for the variant's experiment, val/ppl@{length} (E13), init/ and trained/
-    scores/std, attn/entropy, attn/onehot_frac per block and head (E08, E09), grad_norm/
-    block_NN and grad_norm/ratio_last_first (E11); a protocol field saying how; wall_s.
+    context (and the tokens each scored), val/bpb and train/bpb (bits per byte),
+    params/{component}, and, as evaluate.measurements lists for the variant's experiment,
+    val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
+    per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
+    (E11); a protocol field saying how; wall_s.
     """
     cfg = load_params(params)
     evaluate = cfg.evaluate
@@ -58,12 +62,15 @@ def main(
         lengths=tuple(evaluate.lengths),
         stats_windows=evaluate.stats_windows,
         train_batch_size=trained.variant.train.batch_size,
+        token_bytes=token_byte_lengths(TOKENIZER),
     )
     began = time.perf_counter()
     record = evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment))
     record["wall_s"] = round(time.perf_counter() - began, 3)
     write_json(METRICS / variant / "eval.json", record)
-    headline = {k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl"))}
+    headline = {
+        k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))
+    }
     print(f"{variant}: {json.dumps(headline)}")
 
 

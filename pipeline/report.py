@@ -1,5 +1,6 @@
 """Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
 
+import json
 from pathlib import Path
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
@@ -14,8 +15,12 @@ INPUTS = {
     "figures": REPORTS / "figures",
     "sweeps": REPORTS / "sweeps",
 }
-OUTPUTS = {"index": REPORTS / "index.html", "markdown": REPORTS / "REPORT.md",
-           "demo": REPORTS / "demo.html"}
+OUTPUTS = {
+    "index": REPORTS / "index.html",
+    "markdown": REPORTS / "REPORT.md",
+    "demo": REPORTS / "demo.html",
+    "headline": REPORTS / "headline.json",
+}
 
 
 def main(
@@ -28,7 +33,9 @@ def main(
     reports/figures and reports/sweeps (a missing file or folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
     offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
-    reports/demo.html (the browser demo, with the Winograd maps embedded).
+    reports/demo.html (the browser demo, with the Winograd maps embedded) and
+    reports/headline.json (the metrics `dvc exp show` compares: per variant val/ppl and
+    val/bpb, Winograd accuracy, each study's best val/ppl, and the claim tally).
     """
     loaded = load_params(params)
     inputs = ReportInputs(
@@ -38,6 +45,7 @@ def main(
     OUTPUTS["index"].write_text(report.index_html, encoding="utf-8")
     OUTPUTS["markdown"].write_text(report.markdown, encoding="utf-8")
     OUTPUTS["demo"].write_text(report.demo_html, encoding="utf-8")
+    OUTPUTS["headline"].write_text(json.dumps(report.headline, indent=2) + "\n", encoding="utf-8")
     decided = [v for v in report.verdicts if v.status != NOT_RUN]
     held = sum(v.status == HOLDS for v in decided)
     print(

@@ -37,6 +37,7 @@ from attnlab.training import run_root_from_env, wandb_dir
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
+TOKENIZER = Path("data/tokenizer/tokenizer.json")
 STUDIES = Path("data/sweeps")
 REPORTS = Path("reports/sweeps")
 
@@ -73,6 +74,7 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
         val_tokens=VAL_TOKENS,
         run_root=run_root,
         wandb_folder=wandb_dir(run_root),
+        tokenizer=TOKENIZER,
     )
     run_workers(worker_jobs(first, count))
     return sweep, optuna_study, url, count
@@ -87,7 +89,8 @@ def main(
     Reads: params `seed`, `budget.scale`, `model`, `train`, `bpe.vocab_size`, the study's
     variant in `variants`, `trainer`, `checkpoint`, `wandb`, `evaluate.batch_size`,
     `evaluate.curve`, `sweeps` (storage, heartbeat, retries, `studies.STUDY`);
-    `data/tokens/train.parquet` and `val.parquet`; the environment variables
+    `data/tokens/train.parquet` and `val.parquet`; `data/tokenizer/tokenizer.json` (the
+    bytes per token of each trial's val/bpb); the environment variables
     `ATTNLAB_OPTUNA_STORAGE`, `ATTNLAB_RUN_ROOT`, `WANDB_DIR`, `WANDB_MODE`.
 
     Runs `sweeps.workers` workers at once (`auto`: one per CPU core the stage may use, or

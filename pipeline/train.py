@@ -10,6 +10,7 @@ from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
 from attnlab.data.tokens import read_tokens
 from attnlab.evaluation.curve import ValidationCurve
+from attnlab.evaluation.summary import WholeSplitScore, token_byte_lengths
 from attnlab.evaluation.windows import sample_windows
 from attnlab.training import (
     TrainJob,
@@ -23,6 +24,7 @@ from attnlab.training import (
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
+TOKENIZER = Path("data/tokenizer/tokenizer.json")
 MODELS = Path("data/models")
 METRICS = Path("reports/metrics")
 CURVES = Path("reports/curves")
@@ -42,27 +44,33 @@ def main(
 
     Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.{variant},
     trainer, checkpoint, wandb, evaluate.curve, evaluate.batch_size;
-    data/tokens/train.parquet and val.parquet; the environment variables
+    data/tokens/train.parquet and val.parquet, data/tokenizer/tokenizer.json (the bytes
+    per token of val/bpb); the environment variables
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
     Writes: data/models/{variant}/ (model.pt and config.json),
     reports/metrics/{variant}/train.json (train/loss: mean of the last 5 % of steps; steps,
-    tokens_seen, wall_s, tokens_per_s, params, device) and
+    tokens_seen, wall_s, tokens_per_s, params, device; provenance: git_commit, git_dirty,
+    dvc_experiment, wandb_run) and
     reports/curves/{variant}/train_loss.csv (step, loss: one row per step) and
     reports/curves/{variant}/val_ppl.csv (step, val/ppl on a fixed sample of validation
-    windows, every evaluate.curve.every_steps steps scaled by the budget).
+    windows, every evaluate.curve.every_steps steps scaled by the budget). The W&B run's
+    summary holds the whole-split val/ppl and val/bpb, the evaluate stage's protocol.
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant)
     run_root = run_root_from_env()
     curve = cfg.evaluate.curve
+    val_tokens = read_tokens(VAL_TOKENS)
+    block_size = job.variant.model.block_size
     val_points = ValidationCurve(
-        sample_windows(
-            read_tokens(VAL_TOKENS), job.variant.model.block_size, curve.windows, cfg.seed
-        ),
+        sample_windows(val_tokens, block_size, curve.windows, cfg.seed),
         curve.every(cfg.budget),
         CURVES / variant / "val_ppl.csv",
         cfg.evaluate.batch_size,
+    )
+    whole_split = WholeSplitScore(
+        val_tokens, block_size, cfg.evaluate.batch_size, token_byte_lengths(TOKENIZER)
     )
     result = train_variant(
         job,
@@ -71,12 +79,14 @@ def main(
         wandb_dir(run_root),
         resume=resume,
         keep_checkpoint=keep_checkpoint,
-        callbacks=[val_points],
+        callbacks=[val_points, whole_split],
     )
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, MODELS / variant)
-    write_json(METRICS / variant / "train.json", result.metrics)
+    write_json(
+        METRICS / variant / "train.json", {**result.metrics, "provenance": result.provenance}
+    )
     write_curve(CURVES / variant / "train_loss.csv", result.curve)
     metrics = result.metrics
     print(

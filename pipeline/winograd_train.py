@@ -60,7 +60,7 @@ def main(
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, MODELS / variant)
-    write_json(METRICS / f"{variant}.json", result.metrics)
+    write_json(METRICS / f"{variant}.json", {**result.metrics, "provenance": result.provenance})
     write_curve(CURVES / f"{variant}.csv", result.curve)
     metrics = result.metrics
     print(

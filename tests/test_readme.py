@@ -1,6 +1,7 @@
 """The README's promises: two set-up commands, and CI runs exactly the test one."""
 
 import re
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,3 +24,46 @@ def test_set_up_is_exactly_two_one_line_commands():
 def test_ci_runs_the_readmes_test_command_verbatim():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert _setup_commands()[1] in ci
+
+
+# The README's cheap commands, run on a fresh copy of the project with the committed record.
+CHEAP = (
+    "dvc repro tokenize",
+    "dvc dag --mermaid",
+    "dvc dag evaluate@norm-pre",
+    "dvc repro --allow-missing --dry",
+    "dvc status train evaluate",
+    "attnlab report",
+    "dvc metrics show",
+    "dvc exp show --only-changed --drop '^(data|reports|src|pipeline)/'",
+    "attnlab --help",
+    "attnlab tokenize --help",
+)
+
+
+def test_the_cheap_commands_are_the_readmes_own():
+    readme = (ROOT / "README.md").read_text()
+    for command in CHEAP:
+        assert re.search(rf"^{re.escape(command)}( |$)", readme, flags=re.M), command
+
+
+def test_the_cheap_commands_work_on_a_fresh_clone(dvc_project):
+    lock = (ROOT / "dvc.lock").read_text()
+    (dvc_project.root / "dvc.lock").write_text(lock)
+    dvc_project.run("git", "add", "dvc.lock")
+    dvc_project.run("git", "commit", "-qm", "the committed record")
+    # A stale training whose model is absent stops the dry run, as the README says.
+    out = {
+        command: dvc_project.run(*shlex.split(command), check="--dry" not in command)
+        for command in CHEAP
+    }
+    assert out["dvc dag --mermaid"].stdout.startswith("flowchart TD")
+    assert max(map(len, out["dvc dag evaluate@norm-pre"].stdout.splitlines())) <= 80
+    dry = out["dvc repro --allow-missing --dry"]
+    assert dry.returncode == 0 or "No such file or directory" in dry.stderr + dry.stdout
+    assert (dvc_project.root / "dvc.lock").read_text() == lock, "--dry runs nothing"
+    assert not (dvc_project.root / "data" / "models").exists()
+    status = out["dvc status train evaluate"].stdout
+    assert "train@norm-pre:" in status and "not in cache:       data/models/norm-pre" in status
+    assert "claims.holds" in out["dvc metrics show"].stdout
+    assert "Usage: attnlab" in out["attnlab --help"].stdout

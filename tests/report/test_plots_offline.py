@@ -2,10 +2,12 @@
 
 import configparser
 import hashlib
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = ROOT / "vendor" / "vega"
@@ -18,8 +20,10 @@ def _inline_scripts() -> dict[str, str]:
 
 
 def test_the_vendored_scripts_are_the_published_files():
-    recorded = re.findall(r"\| (vega[a-z-]*) \| ([\d.]+) \| `[^`]+` \| `([0-9a-f]{64})` \|",
-                          (VENDOR / "README.md").read_text())
+    recorded = re.findall(
+        r"\| (vega[a-z-]*) \| ([\d.]+) \| `[^`]+` \| `([0-9a-f]{64})` \|",
+        (VENDOR / "README.md").read_text(),
+    )
     scripts = _inline_scripts()
     assert len(recorded) == len(scripts) == 3
     for name, version, digest in recorded:
@@ -60,3 +64,36 @@ def test_dvc_plots_show_renders_offline_in_chromium(dvc_project, browser, tmp_pa
     page.screenshot(path=tmp_path / "plots.png", full_page=True)
     assert errors == [] and browser.left_the_machine() == []
     page.close()
+
+
+def _chart(plots: dict, title: str) -> dict:
+    (definition,) = plots["data"][title]
+    return definition["content"]
+
+
+def test_each_curve_is_plotted_once_with_one_colour_per_variant(dvc_project):
+    """77 plots, two thirds of them per-stage duplicates, each line one colour: no more."""
+    root = dvc_project.root
+    for variant, start in (("depth-1", 6.9), ("depth-2", 7.0)):
+        curve = root / "reports" / "curves" / variant / "train_loss.csv"
+        curve.parent.mkdir(parents=True, exist_ok=True)
+        curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(9)))
+    plots = json.loads(dvc_project.dvc("plots", "show", "--json").stdout)
+    charts = [
+        title
+        for title, found in plots["data"].items()
+        if any(item.get("type") == "vega" for item in found)
+    ]
+    defined = [
+        next(iter(chart)) for chart in yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    ]
+    assert charts == defined  # not again as per-stage plots, one per curve file
+    spec = _chart(plots, "E18 one block vs two, train loss")
+    assert spec["encoding"]["color"]["field"] == "variant"
+    assert spec["encoding"]["strokeDash"]["field"] == "rev"
+    (derive,) = spec["transform"]
+    assert derive["as"] == "variant" and "train_loss" in derive["calculate"]
+    assert {row["filename"] for row in spec["data"]["values"]} == {
+        "depth-1/train_loss.csv",
+        "depth-2/train_loss.csv",
+    }

@@ -8,7 +8,7 @@ import pytest
 from postgres import create_database, postgres_server
 from sweep_helpers import SweepProject
 
-from attnlab.data.bpe import train_bpe
+from attnlab.data.bpe import save_tokenizer, train_bpe
 from attnlab.data.tokens import encode_corpus, split_stream, write_split
 
 _databases = itertools.count()
@@ -18,8 +18,10 @@ _databases = itertools.count()
 def sweep_tokens(tmp_path_factory, corpus_mirror) -> Path:
     """data/tokens of the first 150 kB of tiny Shakespeare (BPE vocab 1024, split 90/10)."""
     text = corpus_mirror.read_text(encoding="utf-8")[:150_000]
-    tokens = encode_corpus(train_bpe(text, 1024), text)
+    tokenizer = train_bpe(text, 1024)
+    tokens = encode_corpus(tokenizer, text)
     folder = tmp_path_factory.mktemp("tokens")
+    save_tokenizer(tokenizer, folder / "tokenizer.json")  # the stages' val/bpb reads it
     for split in split_stream(tokens, 0.1):
         write_split(split, folder / f"{split.name}.parquet", "0" * 64)
     return folder

@@ -49,6 +49,7 @@ class SweepProject:
         self.root = root
         (root / "data").mkdir(parents=True)
         os.symlink(tokens, root / "data" / "tokens")
+        os.symlink(tokens, root / "data" / "tokenizer")  # it holds tokenizer.json too
         os.symlink(PROJECT_ROOT / "pipeline", root / "pipeline")
         os.symlink(PROJECT_ROOT / "dvc.yaml", root / "dvc.yaml")
         (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

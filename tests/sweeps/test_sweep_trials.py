@@ -18,6 +18,7 @@ from sweep_helpers import sweep_params, wandb_records
 
 from attnlab.config import parse_params
 from attnlab.data.tokens import read_tokens
+from attnlab.evaluation.summary import token_byte_lengths
 from attnlab.sweeps import (
     Sweep,
     SweepError,
@@ -41,7 +42,7 @@ def _read_run(run_file) -> dict:
     for record in wandb_records(run_file):
         kind = record.WhichOneof("record_type")
         if kind == "run":
-            found.update(id=record.run.run_id, group=record.run.run_group)
+            found.update(id=record.run.run_id, tags=list(record.run.tags))
         elif kind == "summary":
             for item in record.summary.update:
                 found["summary"][item.key or "/".join(item.nested_key)] = json.loads(
@@ -84,7 +85,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     (runs / "sweeps" / sweep.name / "trial-2" / "val_ppl.csv").mkdir(parents=True)
     objective = TrialObjective(
         sweep, sweep_tokens / "train.parquet", read_tokens(sweep_tokens / "val.parquet"),
-        runs, tmp_path / "wandb",
+        runs, tmp_path / "wandb", token_byte_lengths(sweep_tokens / "tokenizer.json"),
     )  # fmt: skip
 
     tally = run_study(study, objective, target=3, max_failed=3, poll_s=1)
@@ -107,7 +108,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     fates = {"complete": 0, "pruned": 1, "failed": 1}
     for trial in trials:
         run = by_id[trial.user_attrs["wandb_run_id"]]
-        assert run["group"] == "sweep-dk"
+        assert "sweep-dk" in run["tags"]
         state = run["summary"]["optuna/state"]
         assert run["exit_code"] == fates[state], run
         assert (
@@ -116,6 +117,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
         )
         if state == "complete":
             assert run["summary"]["val/ppl"] == pytest.approx(trial.value)
+            assert 0 < run["summary"]["val/bpb"] < 8  # bits per byte of text: at most 8
 
     again = run_study(study, objective, target=3, max_failed=3, poll_s=1)  # a rerun
     assert again == tally and len(study.get_trials()) == 4

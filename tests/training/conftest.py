@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from train_helpers import StageProject, train_here
 
-from attnlab.data.bpe import train_bpe
+from attnlab.data.bpe import save_tokenizer, train_bpe
 from attnlab.data.tokens import encode_corpus, split_stream, write_split
 from attnlab.training import TrainResult
 
@@ -18,8 +18,10 @@ def train_tokens(tmp_path_factory, corpus_mirror) -> Path:
     Returns the train split's Parquet file; ``val.parquet`` lies beside it.
     """
     text = corpus_mirror.read_text(encoding="utf-8")[:200_000]
-    tokens = encode_corpus(train_bpe(text, 1024), text)
+    tokenizer = train_bpe(text, 1024)
+    tokens = encode_corpus(tokenizer, text)
     folder = tmp_path_factory.mktemp("tokens")
+    save_tokenizer(tokenizer, folder / "tokenizer.json")  # the stages' val/bpb reads it
     for split in split_stream(tokens, 0.1):
         write_split(split, folder / f"{split.name}.parquet", "0" * 64)
     return folder / "train.parquet"

@@ -63,4 +63,4 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(dvc_project, 
     assert name.endswith("/norm-pre") and not name.startswith("workspace/")
 
     plots = dvc_project.dvc("plots", "show", "--json").stdout
-    assert "reports/curves/ladder-mlp/train_loss.csv" in plots
+    assert "E02 the ladder, train loss" in plots and "ladder-mlp/train_loss.csv" in plots

@@ -1,6 +1,7 @@
 """W&B offline: one finished run per training, config and summary on disk (PITFALLS 4, 5, T5)."""
 
 import logging
+import subprocess
 import time
 
 import numpy as np
@@ -9,7 +10,7 @@ import wandb
 from train_helpers import offline_runs, read_offline_run, shrunk_params, train_here
 
 from attnlab.data.tokens import TokenSplit, write_split
-from attnlab.training.tracking import resolve_mode
+from attnlab.training.tracking import git_revision, replica_group, resolve_mode
 
 PARAMS = shrunk_params(steps=4)
 VARIANTS = ("ladder-mlp", "dk-128-scaled", "positions-alibi")
@@ -33,12 +34,14 @@ def test_three_trainings_in_one_process_make_three_finished_runs(
     for name, result in zip(VARIANTS, results, strict=True):
         run = by_name[f"workspace/{name}"]
         assert run["exit_code"] == 0
-        assert run["group"] == name.split("-")[0]
+        # The group is the replicas of one configuration, not the story's experiment.
+        assert run["group"] == replica_group(name, result.config) and run["group"] != name
+        assert run["tags"] == [name.split("-")[0], name]
         config = run["config"]
         assert config["variant"] == name and config["steps"] == result.metrics["steps"]
         assert config["model"]["d_model"] == 32 and config["budget"] == PARAMS["budget"]
         assert config["seed"] == 1337 and config["fingerprint"] == result.config["fingerprint"]
-        assert "git_revision" in config
+        assert config["git_commit"] is None and config["git_dirty"] is False  # no git here
         assert run["summary"]["train/loss"] == result.metrics["train/loss"]
         assert run["summary"]["tokens_per_s"] == result.metrics["tokens_per_s"]
 
@@ -91,3 +94,55 @@ def test_a_training_that_raises_still_finishes_its_run_as_failed(offline, tmp_pa
     assert wandb.run is None
     (run_file,) = offline_runs(offline)
     assert read_offline_run(run_file)["exit_code"] == 1
+
+
+def test_replicas_share_a_group_and_other_configurations_do_not():
+    config = {"model": {"d_model": 32}, "train": {"lr": 1e-3}, "steps": 4, "warmup_steps": 0}
+    reseeded = {**config, "seed": 7, "trainer": {"devices": 2}}
+    other = {**config, "train": {"lr": 2e-3}}
+    assert replica_group("ladder-mlp", config) == replica_group("ladder-mlp", reseeded)
+    assert replica_group("ladder-mlp", config) != replica_group("ladder-mlp", other)
+
+
+def test_the_baseline_commit_is_clean_under_dvc_exp_run(monkeypatch, tmp_path):
+    monkeypatch.setenv("DVC_EXP_BASELINE_REV", "a" * 40)
+    assert git_revision(tmp_path) == {"git_commit": "a" * 40, "git_dirty": False}
+
+
+def test_each_run_ends_with_one_line_saying_where_it_is(offline, train_in_process, caplog):
+    with caplog.at_level(logging.INFO, logger="attnlab"):
+        train_in_process(PARAMS, "ladder-mlp")
+    (run_file,) = offline_runs(offline)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("W&B run ")]
+    assert len(lines) == 1
+    folder = run_file.parent
+    assert f"(offline) in {folder}; upload it with: wandb sync {folder}" in lines[0]
+    assert read_offline_run(run_file)["id"] in lines[0]
+
+
+def test_the_learning_rate_is_logged_at_every_step(offline, train_in_process):
+    params = shrunk_params(steps=4)
+    # Warmup over the whole budget: the learning rate rises at every step.
+    params["variants"]["ladder-mlp"]["train"] = {"warmup_steps": 3000}
+    train_in_process(params, "ladder-mlp")
+    (run_file,) = offline_runs(offline)
+    history = read_offline_run(run_file)["history"]
+    rates = [row["train/lr"] for row in history if "train/lr" in row]
+    assert len(rates) == 4 and rates == sorted(rates) and len(set(rates)) == 4
+
+
+def test_the_pipelines_own_writes_do_not_make_the_checkout_dirty(tmp_path):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for name in ("dvc.lock", "params.yaml", "reports/headline.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("a\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    (tmp_path / "dvc.lock").write_text("b\n")
+    (tmp_path / "reports/headline.json").write_text("b\n")
+    assert git_revision(tmp_path)["git_dirty"] is False
+    (tmp_path / "params.yaml").write_text("b\n")
+    assert git_revision(tmp_path)["git_dirty"] is True

@@ -54,6 +54,8 @@ class StageProject:
             os.symlink(
                 tokens.with_name(f"{split}.parquet"), root / "data/tokens" / f"{split}.parquet"
             )
+        (root / "data" / "tokenizer").mkdir()
+        os.symlink(tokens.with_name("tokenizer.json"), root / "data/tokenizer/tokenizer.json")
         (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         self.env = {
             **os.environ,
@@ -124,17 +126,24 @@ def read_offline_run(run_file: Path, finished: bool = True) -> dict:
 
 
 def _read_records(run_file: Path) -> dict:
-    found = {"config": {}, "summary": {}, "exit_code": None}
+    found = {"config": {}, "summary": {}, "history": [], "exit_code": None}
     for record in wandb_records(run_file):
         kind = record.WhichOneof("record_type")
         if kind == "run":
             found["name"], found["group"] = record.run.display_name, record.run.run_group
+            found["id"], found["tags"] = record.run.run_id, list(record.run.tags)
             for item in record.run.config.update:
                 found["config"][item.key] = json.loads(item.value_json)
         elif kind == "summary":
             for item in record.summary.update:
                 key = item.key or "/".join(item.nested_key)
                 found["summary"][key] = json.loads(item.value_json)
+        elif kind == "history":
+            row = {
+                item.key or "/".join(item.nested_key): item.value_json
+                for item in record.history.item
+            }
+            found["history"].append({key: json.loads(value) for key, value in row.items()})
         elif kind == "exit":
             found["exit_code"] = record.exit.exit_code
     return found

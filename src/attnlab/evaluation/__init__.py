@@ -15,9 +15,11 @@ from attnlab.evaluation.perplexity import (
     score_windows,
 )
 from attnlab.evaluation.report import EXTRA_MEASUREMENTS, EvaluationInputs, evaluate_variant
+from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import Windows, cut_windows, sample_windows
 
 __all__ = [
+    "WholeSplitScore",
     "EXTRA_MEASUREMENTS",
     "EvaluationInputs",
     "Perplexity",

@@ -20,6 +20,8 @@ from torch import Tensor
 from attnlab.evaluation.perplexity import score_windows
 
 PPL = "val/ppl"
+# The W&B key of a curve point: a sample of windows, not the whole split (summary.py).
+SAMPLE = "val/ppl_sample"
 
 
 class ValidationCurve(Callback):
@@ -29,7 +31,7 @@ class ValidationCurve(Callback):
     ``every_n_steps`` and at the last step of the fit; ``step`` counts the updates made.
     Only global rank zero scores, writes and logs; the other ranks do nothing, so no
     collective is involved. Each row is flushed as it is written, and each point is also
-    handed to the trainer's loggers (W&B) as ``val/ppl``.
+    handed to the trainer's loggers (W&B) as ``val/ppl_sample``.
 
     Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
     deletes a stage's outputs before rerunning it, file and all. When a fit starts at
@@ -74,7 +76,7 @@ class ValidationCurve(Callback):
         self._rewrite()
         for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
-                logger.log_metrics({PPL: ppl}, step=s)
+                logger.log_metrics({SAMPLE: ppl}, step=s)
         # Step 0's point; or, on a resume, the checkpoint's own step if it is due and the
         # checkpoint was written before this callback took it.
         if step % self.every_n_steps == 0:
@@ -115,7 +117,7 @@ class ValidationCurve(Callback):
         with self.path.open("a", newline="", encoding="utf-8") as f:
             csv.writer(f).writerow((step, repr(ppl)))  # repr: reads back as the same float
         for logger in trainer.loggers:
-            logger.log_metrics({PPL: ppl}, step=step)
+            logger.log_metrics({SAMPLE: ppl}, step=step)
 
     def _read(self) -> list[tuple[int, float]]:
         if not self.path.is_file():

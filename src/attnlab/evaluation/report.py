@@ -29,6 +29,7 @@ from attnlab.evaluation.perplexity import (
     perplexity,
     perplexity_by_length,
 )
+from attnlab.evaluation.summary import bits_per_byte, scored_bytes
 from attnlab.evaluation.windows import sample_windows
 from attnlab.models import LanguageModel
 from attnlab.training.data import draw_windows
@@ -47,6 +48,8 @@ class EvaluationInputs:
         lengths: E13's evaluation lengths.
         stats_windows: how many validation windows make E09's fixed batch.
         train_batch_size: the variant's training batch (E11's one batch has this size).
+        token_bytes: (V,) the bytes each token id stands for; with it both splits also get
+            bits per byte (``val/bpb``, ``train/bpb``), which no vocabulary change moves.
     """
 
     model: LanguageModel
@@ -57,6 +60,7 @@ class EvaluationInputs:
     lengths: tuple[int, ...]
     stats_windows: int
     train_batch_size: int
+    token_bytes: Tensor | None = None
 
     @property
     def context(self) -> int:
@@ -75,6 +79,10 @@ def _perplexity(inputs: EvaluationInputs) -> dict[str, float]:
         result = perplexity(inputs.model, tokens, inputs.context, inputs.batch_size)
         metrics[f"{split}/ppl"] = result.ppl
         metrics[f"{split}/tokens"] = result.tokens
+        if inputs.token_bytes is not None:
+            metrics[f"{split}/bpb"] = bits_per_byte(
+                result, scored_bytes(tokens, inputs.token_bytes)
+            )
     return metrics
 
 

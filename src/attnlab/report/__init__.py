@@ -2,14 +2,17 @@
 
 :func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
 every claim of EXPERIMENTS.md from the numbers (:mod:`attnlab.report.claims`) and renders
-``index.html`` (one self-contained page), ``REPORT.md`` and the browser demo. Whatever was
-not measured shows as *not run*; nothing missing makes it fail.
+``index.html`` (one self-contained page), ``REPORT.md``, the browser demo and the headline
+metrics `dvc exp show` compares (:mod:`attnlab.report.headline`). Whatever was not
+measured shows as *not run*; nothing missing makes it fail.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from attnlab.report.claims import CLAIMS, FAILS, HOLDS, NOT_RUN, Claim, Verdict, judge, judge_all
 from attnlab.report.demo import render_demo
+from attnlab.report.headline import headline
 from attnlab.report.render import render_html, render_markdown
 from attnlab.report.results import ReportInputs, Results, load_results
 from attnlab.report.sections import build_sections
@@ -24,6 +27,7 @@ class Report:
     markdown: str
     demo_html: str
     verdicts: list[Verdict]
+    headline: dict[str, Any]
 
 
 def build_report(inputs: ReportInputs) -> Report:
@@ -36,6 +40,7 @@ def build_report(inputs: ReportInputs) -> Report:
         markdown=render_markdown(sections, verdicts, results.problems),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
+        headline=headline(results, verdicts),
     )
 
 

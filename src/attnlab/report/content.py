@@ -61,6 +61,8 @@ def cell(value: Any, digits: str = "") -> str:
         return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer() and "." not in digits:
+        value = int(value)  # a count read back as a float prints as the integer it is
     if isinstance(value, int | float):
         return f"{value:{digits}}" if digits else fmt(value)
     return str(value)

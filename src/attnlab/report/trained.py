@@ -51,10 +51,14 @@ def protocol(
 
     ``train`` and ``evaluation`` name a row's metrics files (``{}`` is the variant).
     """
-    runs = {v: results.metrics[train.format(v)] for v in variants
-            if train.format(v) in results.metrics}
-    evals = [results.metrics[evaluation.format(v)] for v in variants
-             if evaluation.format(v) in results.metrics]
+    runs = {
+        v: results.metrics[train.format(v)] for v in variants if train.format(v) in results.metrics
+    }
+    evals = [
+        results.metrics[evaluation.format(v)]
+        for v in variants
+        if evaluation.format(v) in results.metrics
+    ]
     lines = [("rows trained", f"{len(runs)} of {len(variants)}")]
     if not runs and not evals:
         return lines
@@ -68,21 +72,54 @@ def protocol(
     # A run that records its budget scale and seed is believed over params.yaml.
     recorded = {key: distinct(key) for key in ("budget_scale", "seed")}
     lines += [
-        ("budget scale", recorded["budget_scale"] if recorded["budget_scale"] != MISSING
-         else params_line(results, "budget.scale") or MISSING),
+        (
+            "budget scale",
+            recorded["budget_scale"]
+            if recorded["budget_scale"] != MISSING
+            else params_line(results, "budget.scale") or MISSING,
+        ),
         ("steps", distinct("steps")),
         ("tokens seen per row", distinct("tokens_seen")),
-        ("seed", recorded["seed"] if recorded["seed"] != MISSING
-         else params_line(results, "seed") or MISSING),
-        ("hardware", f"{distinct('device')}; precision {distinct('precision')}; "
-                     f"world size {distinct('world_size')}"),
+        (
+            "seed",
+            recorded["seed"]
+            if recorded["seed"] != MISSING
+            else params_line(results, "seed") or MISSING,
+        ),
+        (
+            "hardware",
+            f"{distinct('device')}; precision {distinct('precision')}; "
+            f"world size {distinct('world_size')}",
+        ),
         ("wall time, all rows", f"training {wall:,.0f} s{evaluation_wall}"),
         ("library versions (rendering environment)", library_versions()),
+        ("provenance", provenance(runs)),
     ]
-    sentences = {s for e in evals if isinstance(e.get("protocol"), dict)
-                 for s in e["protocol"].values()}
+    sentences = {
+        s for e in evals if isinstance(e.get("protocol"), dict) for s in e["protocol"].values()
+    }
     lines += [("measured", s) for s in sorted(sentences)]
     return lines
+
+
+def provenance(runs: dict[str, dict]) -> str:
+    """Where each row's numbers came from: commit, DVC experiment and W&B run per variant.
+
+    Rows are grouped by commit and experiment (usually one group for the whole table).
+    """
+    groups: dict[str, list[str]] = {}
+    for variant, run in runs.items():
+        origin = run.get("provenance")
+        if not isinstance(origin, dict):
+            groups.setdefault("not recorded (trained before provenance was kept)", []).append(
+                variant
+            )
+            continue
+        commit = origin.get("git_commit") or "unknown"
+        where = f"commit {commit[:12]}" + (" with local changes" if origin.get("git_dirty") else "")
+        where += f", DVC experiment {origin.get('dvc_experiment') or 'none (dvc repro)'}"
+        groups.setdefault(where, []).append(f"{variant} {origin.get('wandb_run') or 'no W&B run'}")
+    return "; ".join(f"{where}: {', '.join(rows)}" for where, rows in groups.items())
 
 
 def measured(results: Results, variants: Sequence[str]) -> bool:
@@ -92,8 +129,10 @@ def measured(results: Results, variants: Sequence[str]) -> bool:
 
 def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
     """Train loss and val/ppl against step for ``rows`` (curve owner -> label), if any."""
-    found = {kind: {label: results.curve(owner, kind) for owner, label in rows.items()}
-             for kind in ("train/loss", "val/ppl")}
+    found = {
+        kind: {label: results.curve(owner, kind) for owner, label in rows.items()}
+        for kind in ("train/loss", "val/ppl")
+    }
     train = {label: points for label, points in found["train/loss"].items() if points}
     val = {label: points for label, points in found["val/ppl"].items() if points}
     if not train and not val:
@@ -114,20 +153,43 @@ def ladder(results: Results, section: Section) -> None:
     rows = []
     for (row, adds), v in zip(LADDER, variants, strict=True):
         val = results.value(f"{v}/eval", "val/ppl")
-        rows.append((row, adds, cell(results.value(f"{v}/eval", "params/total"), ","),
-                     cell(results.value(f"{v}/train", "train/loss")),
-                     cell(results.value(f"{v}/eval", "train/ppl")), cell(val),
-                     ratio_cell(val, base), cell(results.value(f"{v}/train", "wall_s"), ",.0f")))
+        rows.append(
+            (
+                row,
+                adds,
+                cell(results.value(f"{v}/eval", "params/total"), ","),
+                cell(results.value(f"{v}/train", "train/loss")),
+                cell(results.value(f"{v}/eval", "train/ppl")),
+                cell(val),
+                ratio_cell(val, base),
+                cell(results.value(f"{v}/train", "wall_s"), ",.0f"),
+            )
+        )
     section.tables += table_if_any(
         "The ladder: each row adds one piece to the row above",
-        ("row", "what it adds", "parameters", "train loss", "train ppl", "val ppl",
-         "x no-context", "train wall s"), rows,
+        (
+            "row",
+            "what it adds",
+            "parameters",
+            "train loss",
+            "train ppl",
+            "val ppl",
+            "x no-context",
+            "train wall s",
+        ),
+        rows,
         "train loss: mean of the last 5 % of steps; ppl: every validation token scored once.",
-        labels=2)
+        labels=2,
+    )
     values = [results.value(f"{v}/eval", "val/ppl") for v in variants]
     if any(v is not None for v in values):
-        fig = figures.bars([r for r, _ in LADDER], {"val ppl": values},
-                           "E02: validation perplexity, row by row", "val/ppl", log=True)
+        fig = figures.bars(
+            [r for r, _ in LADDER],
+            {"val ppl": values},
+            "E02: validation perplexity, row by row",
+            "val/ppl",
+            log=True,
+        )
         section.figures.append(Image("The ladder", figures.to_data_uri(fig)))
     section.figures += curves(results, {f"ladder-{r}": r for r, _ in LADDER}, "E02 curves")
 
@@ -146,16 +208,34 @@ def dk(results: Results, section: Section) -> None:
         rows.append((setting, str(d_k), cell(a), cell(b), ratio_cell(b, a)))
     section.tables += table_if_any(
         "Validation perplexity with and without the division",
-        ("protocol", "d_k", "val ppl, scores / sqrt(d_k)", "val ppl, undivided",
-         "undivided / divided"), rows, labels=2)
+        (
+            "protocol",
+            "d_k",
+            "val ppl, scores / sqrt(d_k)",
+            "val ppl, undivided",
+            "undivided / divided",
+        ),
+        rows,
+        labels=2,
+    )
     if any(v is not None for v in with_div + without):
         labels = [f"{d}\n({p.split(',')[0]})" for p, d, _ in DK_ROWS]
-        fig = figures.bars(labels, {"divided": with_div, "undivided": without},
-                           "E08: the sqrt(d_k) effect per width", "val/ppl")
+        fig = figures.bars(
+            labels,
+            {"divided": with_div, "undivided": without},
+            "E08: the sqrt(d_k) effect per width",
+            "val/ppl",
+        )
         section.figures.append(Image("The sqrt(d_k) effect", figures.to_data_uri(fig)))
     section.figures += curves(
-        results, {f"{stem}-{s}": f"{stem.removeprefix('dk-')} {s}" for _, _, stem in DK_ROWS
-                  for s in ("scaled", "unscaled")}, "E08 curves")
+        results,
+        {
+            f"{stem}-{s}": f"{stem.removeprefix('dk-')} {s}"
+            for _, _, stem in DK_ROWS
+            for s in ("scaled", "unscaled")
+        },
+        "E08 curves",
+    )
 
 
 def score_stats(results: Results, section: Section) -> None:
@@ -165,26 +245,55 @@ def score_stats(results: Results, section: Section) -> None:
     for _, d_k, stem in DK_ROWS:
         for s in ("scaled", "unscaled"):
             src = f"{stem}-{s}/eval"
-            got = {(w, k): results.value(src, f"{w}/{k}/*") for w in ("init", "trained")
-                   for k in ("scores/std", "attn/entropy", "attn/onehot_frac")}
+            got = {
+                (w, k): results.value(src, f"{w}/{k}/*")
+                for w in ("init", "trained")
+                for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
+            }
             if all(v is None for v in got.values()):
                 continue
             labels.append(f"{stem.removeprefix('dk-')} {'/' if s == 'scaled' else 'no /'}")
             for when in std:
                 std[when].append(got[when, "scores/std"])
-            rows.append((f"{stem}-{s}", str(d_k), "yes" if s == "scaled" else "no",
-                         *(cell(got[w, k]) for k in ("scores/std", "attn/entropy",
-                                                     "attn/onehot_frac")
-                           for w in ("init", "trained"))))
+            rows.append(
+                (
+                    f"{stem}-{s}",
+                    str(d_k),
+                    "yes" if s == "scaled" else "no",
+                    *(
+                        cell(got[w, k])
+                        for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
+                        for w in ("init", "trained")
+                    ),
+                )
+            )
     section.protocol = protocol(results, ["dk-1024-scaled", "dk-1024-unscaled"])
     section.measured = measured(results, ["dk-1024-scaled", "dk-1024-unscaled"])
-    header = ("variant", "d_k", "divided", "score std init", "score std trained",
-              "entropy init", "entropy trained", "one-hot init", "one-hot trained")
-    section.tables += table_if_any("Attention statistics on a fixed validation batch", header,
-                                   rows, "Means over blocks and heads; entropy in nats.")
+    header = (
+        "variant",
+        "d_k",
+        "divided",
+        "score std init",
+        "score std trained",
+        "entropy init",
+        "entropy trained",
+        "one-hot init",
+        "one-hot trained",
+    )
+    section.tables += table_if_any(
+        "Attention statistics on a fixed validation batch",
+        header,
+        rows,
+        "Means over blocks and heads; entropy in nats.",
+    )
     if rows:
-        fig = figures.bars(labels, std, "E09: score std at init vs after training",
-                           "std of the causal scores", log=True)
+        fig = figures.bars(
+            labels,
+            std,
+            "E09: score std at init vs after training",
+            "std of the causal scores",
+            log=True,
+        )
         section.figures.append(Image("Score std", figures.to_data_uri(fig)))
 
 
@@ -193,13 +302,20 @@ def norms(results: Results, section: Section) -> None:
     variants = [f"norm-{n}" for n in NORMS]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
-    rows = [(n, cell(results.value(f"norm-{n}/eval", "val/ppl")),
-             cell(results.value(f"norm-{n}/train", "train/loss")),
-             cell(results.value(f"norm-{n}/eval", "grad_norm/ratio_last_first")))
-            for n in NORMS]
+    rows = [
+        (
+            n,
+            cell(results.value(f"norm-{n}/eval", "val/ppl")),
+            cell(results.value(f"norm-{n}/train", "train/loss")),
+            cell(results.value(f"norm-{n}/eval", "grad_norm/ratio_last_first")),
+        )
+        for n in NORMS
+    ]
     section.tables += table_if_any(
-        "12 blocks, 1000 steps at lr 3e-3", ("variant", "val ppl", "train loss",
-                                             "grad norm last / first block (init)"), rows)
+        "12 blocks, 1000 steps at lr 3e-3",
+        ("variant", "val ppl", "train loss", "grad norm last / first block (init)"),
+        rows,
+    )
     grads = {}
     for n in NORMS:
         record = results.metrics.get(f"norm-{n}/eval", {})
@@ -209,11 +325,21 @@ def norms(results: Results, section: Section) -> None:
     if grads:
         depth = max(len(g) for g in grads.values())
         series = {n: g + [None] * (depth - len(g)) for n, g in grads.items()}
-        fig = figures.lines(list(range(1, depth + 1)), series,
-                            "E11: gradient norm per block at initialisation", "block",
-                            "L2 norm of the block's gradient", logy=True)
-        section.figures.append(Image("Gradient norm per block", figures.to_data_uri(fig),
-                                     "The warmup rows share their init with the rows without."))
+        fig = figures.lines(
+            list(range(1, depth + 1)),
+            series,
+            "E11: gradient norm per block at initialisation",
+            "block",
+            "L2 norm of the block's gradient",
+            logy=True,
+        )
+        section.figures.append(
+            Image(
+                "Gradient norm per block",
+                figures.to_data_uri(fig),
+                "The warmup rows share their init with the rows without.",
+            )
+        )
     section.figures += curves(results, {f"norm-{n}": n for n in NORMS}, "E11 curves")
 
 
@@ -222,17 +348,35 @@ def positions(results: Results, section: Section) -> None:
     variants = [f"positions-{m}" for m in POSITIONS]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
-    lengths = sorted({int(k.split("@")[1]) for v in variants
-                      for k in results.metrics.get(f"{v}/eval", {}) if k.startswith("val/ppl@")})
+    lengths = sorted(
+        {
+            int(k.split("@")[1])
+            for v in variants
+            for k in results.metrics.get(f"{v}/eval", {})
+            if k.startswith("val/ppl@")
+        }
+    )
     lengths = lengths or [64, 128, 256]
-    table = {m: [results.value(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
-             for m in POSITIONS}
+    table = {
+        m: [results.value(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
+        for m in POSITIONS
+    }
     rows = [(m, *(cell(v) for v in table[m])) for m in POSITIONS]
-    section.tables += table_if_any("Trained on 64 tokens, evaluated longer",
-                                   ("position", *(f"val ppl @{n}" for n in lengths)), rows)
+    section.tables += table_if_any(
+        "Trained on 64 tokens, evaluated longer",
+        ("position", *(f"val ppl @{n}" for n in lengths)),
+        rows,
+    )
     if any(v is not None for vs in table.values() for v in vs):
-        fig = figures.lines(lengths, table, "E13: perplexity vs evaluation length",
-                            "evaluation length (tokens)", "val/ppl", logx=True, logy=True)
+        fig = figures.lines(
+            lengths,
+            table,
+            "E13: perplexity vs evaluation length",
+            "evaluation length (tokens)",
+            "val/ppl",
+            logx=True,
+            logy=True,
+        )
         section.figures.append(Image("Length extrapolation", figures.to_data_uri(fig)))
     section.figures += curves(results, {v: v.split("-", 1)[1] for v in variants}, "E13 curves")
 
@@ -246,6 +390,7 @@ def depth(results: Results, section: Section) -> None:
     for v in variants:
         train, val = (results.value(f"{v}/eval", k) for k in ("train/ppl", "val/ppl"))
         rows.append((v.split("-")[1], cell(train), cell(val), ratio_cell(val, train)))
-    section.tables += table_if_any("One block vs two", ("blocks", "train ppl", "val ppl",
-                                                        "val / train"), rows)
+    section.tables += table_if_any(
+        "One block vs two", ("blocks", "train ppl", "val ppl", "val / train"), rows
+    )
     section.figures += curves(results, {v: v for v in variants}, "E18 curves")

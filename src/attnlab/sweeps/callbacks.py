@@ -25,9 +25,8 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from optuna_integration import PyTorchLightningPruningCallback
-from torch import Tensor
 
-from attnlab.evaluation import ValidationCurve, perplexity
+from attnlab.evaluation import ValidationCurve, WholeSplitScore
 from attnlab.sweeps.study import WANDB_ATTR
 
 log = logging.getLogger(__name__)
@@ -75,18 +74,13 @@ class TrialRecord(Callback):
 
     Args:
         trial: The Optuna trial.
-        study: The study's name in params (the W&B group).
-        val_tokens: (N,) the validation split.
-        length: The evaluation length (the variant's training context).
-        batch_size: Windows per forward pass (speed, not the result).
+        study: The study's name in params.
+        score: The whole-split score, which must come before this callback.
     """
 
-    def __init__(
-        self, trial: optuna.Trial, study: str, val_tokens: Tensor, length: int, batch_size: int
-    ) -> None:
+    def __init__(self, trial: optuna.Trial, study: str, score: WholeSplitScore) -> None:
         super().__init__()
-        self.trial, self.study = trial, study
-        self.val_tokens, self.length, self.batch_size = val_tokens, length, batch_size
+        self.trial, self.study, self.score = trial, study, score
         self.value: float | None = None
 
     @staticmethod
@@ -114,10 +108,9 @@ class TrialRecord(Callback):
         self._each_run(trainer, link)
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        """Score the whole validation split (P0's ``val/ppl``) and mark the run complete."""
-        self.value = perplexity(pl_module, self.val_tokens, self.length, self.batch_size).ppl
-        summary = {METRIC: self.value, "optuna/state": "complete"}
-        self._each_run(trainer, lambda run: run.summary.update(summary))
+        """Take the whole-split ``val/ppl`` (the objective) and mark the run complete."""
+        self.value = self.score.values.get(METRIC)
+        self._each_run(trainer, lambda run: run.summary.update({"optuna/state": "complete"}))
 
     def on_exception(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException

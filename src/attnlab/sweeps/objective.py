@@ -15,7 +15,7 @@ import optuna
 from torch import Tensor
 
 from attnlab.config.sweeps import CategoricalAxis, FloatAxis, IntAxis
-from attnlab.evaluation import ValidationCurve, sample_windows
+from attnlab.evaluation import ValidationCurve, WholeSplitScore, sample_windows
 from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
 from attnlab.sweeps.definition import Sweep
 from attnlab.training import train_variant
@@ -45,6 +45,7 @@ class TrialObjective:
         val_tokens: (N,) the validation split.
         run_root: Where resume state and the trials' curves live (outside the project).
         wandb_folder: The parent of W&B's ``wandb/`` folder.
+        token_bytes: (V,) the bytes of each token id, for ``val/bpb``; None leaves it out.
     """
 
     def __init__(
@@ -54,8 +55,10 @@ class TrialObjective:
         val_tokens: Tensor,
         run_root: Path,
         wandb_folder: Path,
+        token_bytes: Tensor | None = None,
     ) -> None:
         self.sweep, self.train_tokens, self.val_tokens = sweep, train_tokens, val_tokens
+        self.token_bytes = token_bytes
         self.run_root, self.wandb_folder = run_root, wandb_folder
         self._windows: dict[int, Tensor] = {}
 
@@ -80,21 +83,18 @@ class TrialObjective:
         job = self.sweep.trial_job(trial.number, suggest(trial, self.sweep.study.space))
         block_size = job.variant.model.block_size
         curve = self._curve(trial.number, block_size)
-        record = TrialRecord(
-            trial,
-            self.sweep.name,
-            self.val_tokens,
-            block_size,
-            self.sweep.params.evaluate.batch_size,
+        score = WholeSplitScore(
+            self.val_tokens, block_size, self.sweep.params.evaluate.batch_size, self.token_bytes
         )
+        record = TrialRecord(trial, self.sweep.name, score)
         train_variant(
             job,
             self.train_tokens,
             self.run_root,
             self.wandb_folder,
             resume=False,
-            callbacks=[curve, CurvePruning(trial, curve), record],
-            group=self.sweep.name,
+            callbacks=[curve, CurvePruning(trial, curve), score, record],
+            tags=(self.sweep.name,),
         )
         if record.value is None or not math.isfinite(record.value):
             raise ValueError(f"val/ppl is {record.value}: the trial diverged")

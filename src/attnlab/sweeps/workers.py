@@ -29,6 +29,7 @@ import torch
 from attnlab.config.loader import Params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
+from attnlab.evaluation.summary import token_byte_lengths
 from attnlab.sweeps.definition import Sweep
 from attnlab.sweeps.objective import TrialObjective
 from attnlab.sweeps.study import SweepError, SweepInterrupted, Tally, run_study
@@ -56,6 +57,7 @@ class WorkerJob:
     val_tokens: Path
     run_root: Path
     wandb_folder: Path
+    tokenizer: Path | None = None  # its byte lengths give each trial's val/bpb
 
 
 def local_workers(configured: int | Literal["auto"], environ: dict[str, str] | None = None) -> int:
@@ -106,8 +108,14 @@ def run_worker(job: WorkerJob) -> Tally:
     torch.set_num_threads(job.threads)
     sweep = Sweep.named(job.params, job.study)
     study = sweep.open(job.url, job.seed, job.train_tokens, job.val_tokens)
+    token_bytes = token_byte_lengths(job.tokenizer) if job.tokenizer else None
     objective = TrialObjective(
-        sweep, job.train_tokens, read_tokens(job.val_tokens), job.run_root, job.wandb_folder
+        sweep,
+        job.train_tokens,
+        read_tokens(job.val_tokens),
+        job.run_root,
+        job.wandb_folder,
+        token_bytes,
     )
     return run_study(study, objective, sweep.study.trials, job.params.sweeps.max_failed, POLL_S)
 

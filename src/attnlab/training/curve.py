@@ -3,7 +3,8 @@
 Each step's loss stays on the device until ``log_every_n_steps`` of them have piled up;
 then one ``stack`` and one copy bring them all to the host (one sync per interval instead
 of one per step, PERFORMANCE.md), they are averaged across ranks (the global batch's loss),
-handed to the loggers (W&B) and kept for the plots file. The points travel in the
+handed to the loggers (W&B), each beside the learning rate its step used (``train/lr``,
+a host-side float: no sync), and kept for the plots file. The points travel in the
 checkpoint, so a resumed run's curve is the uninterrupted run's curve, with no step
 missing or repeated.
 """
@@ -15,6 +16,7 @@ import torch
 from torch import Tensor
 
 LOSS = "train/loss"
+LR = "train/lr"
 
 
 class LossCurve(pl.Callback):
@@ -27,8 +29,10 @@ class LossCurve(pl.Callback):
         self.every = log_every_n_steps
         self.points: list[tuple[int, float]] = []
         self._pending: list[Tensor] = []
+        self._pending_lr: list[float] = []
         self._pending_start = 0
         self._trainer: pl.Trainer | None = None
+        self._step_lr = 0.0
 
     @property
     def last_loss(self) -> float | None:
@@ -58,8 +62,18 @@ class LossCurve(pl.Callback):
         if not self._pending:
             self._pending_start = batch.step
         self._pending.append(loss.detach())
-        if trainer.global_step % self.every == 0:
+        self._pending_lr.append(self._step_lr)
+        # The first step and the last are flushed too, so the progress line always has a
+        # loss to show, even in a run shorter than one interval.
+        step = trainer.global_step
+        if step % self.every == 0 or step in (1, trainer.max_steps):
             self.flush()
+
+    def on_train_batch_start(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
+        """Note the learning rate this step's update uses (the scheduler steps after it)."""
+        self._step_lr = float(trainer.optimizers[0].param_groups[0]["lr"])
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Bring the last few losses to the host."""
@@ -76,13 +90,13 @@ class LossCurve(pl.Callback):
         losses = torch.stack(self._pending).float()  # (n,)
         losses = trainer.strategy.reduce(losses, reduce_op="mean")  # (n,) over ranks
         values = losses.cpu().tolist()  # the one host sync of the interval
-        start = self._pending_start
-        self._pending = []
+        start, rates = self._pending_start, self._pending_lr
+        self._pending, self._pending_lr = [], []
         new = [(start + i, value) for i, value in enumerate(values)]
         self.points.extend(new)
         for logger in trainer.loggers:
-            for step, value in new:
-                logger.log_metrics({LOSS: value}, step=step)
+            for (step, value), lr in zip(new, rates, strict=True):
+                logger.log_metrics({LOSS: value, LR: lr}, step=step)
 
     def state_dict(self) -> dict[str, Any]:
         """The points so far; queued losses are flushed first so none is lost."""

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +41,16 @@ from attnlab.training.curve import LOSS, LossCurve
 from attnlab.training.data import TokenWindows
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
+from attnlab.training.quiet import quiet_lightning
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.task import LanguageModelTask
-from attnlab.training.tracking import finish_run, git_revision, run_name, start_run
+from attnlab.training.tracking import (
+    finish_run,
+    git_revision,
+    replica_group,
+    run_name,
+    start_run,
+)
 
 log = logging.getLogger(__name__)
 say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
@@ -58,7 +65,9 @@ class TrainResult:
     """The outcome of :func:`train_variant` in this process.
 
     Only the process with ``is_global_zero`` writes outputs; in the other DDP ranks
-    ``metrics`` and ``curve`` are empty.
+    ``metrics`` and ``curve`` are empty. ``provenance`` says where the numbers came from:
+    the baseline commit, whether the checkout differed, the DVC experiment and the W&B
+    run (None when W&B was off).
     """
 
     model: LanguageModel
@@ -66,6 +75,7 @@ class TrainResult:
     metrics: dict[str, Any]
     curve: list[tuple[int, float]]
     is_global_zero: bool
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
@@ -141,7 +151,7 @@ def train_variant(
     project_dir: Path | None = None,
     data: pl.LightningDataModule | None = None,
     callbacks: Sequence[pl.Callback] = (),
-    group: str | None = None,
+    tags: Sequence[str] = (),
 ) -> TrainResult:
     """Train ``job``'s variant on the token file ``train_tokens``.
 
@@ -161,13 +171,14 @@ def train_variant(
             is then only fingerprinted.
         callbacks: Extra Lightning callbacks (validation points, pruning), run after the
             loss curve is flushed and before progress is reported.
-        group: The W&B group; default the variant's experiment.
+        tags: W&B tags beside the experiment and the variant (e.g. the study).
 
     Raises:
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
         TrainingInterrupted: SIGTERM stopped training (its state was saved first).
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
+    quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job.variant.name, digest)
     start, first_step = _resume_point(folder, digest, job.steps, resume)
@@ -196,16 +207,24 @@ def train_variant(
             f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
             f"split evenly across {trainer.world_size} processes"
         )
+    revision = git_revision(project_dir or Path.cwd())
     config = {
         **job.config(),
         "fingerprint": digest,
-        "git_revision": git_revision(project_dir or Path.cwd()),
+        **revision,
         "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
     }
     run = None
     if trainer.is_global_zero:
-        name = run_name(job.variant.name)
-        run = start_run(job.wandb, name, group or job.variant.experiment, config, wandb_folder)
+        variant = job.variant.name
+        run = start_run(
+            job.wandb,
+            run_name(variant, revision["git_commit"]),
+            replica_group(variant, config),
+            [job.variant.experiment, variant, *tags],
+            config,
+            wandb_folder,
+        )
     if run is not None:
         trainer.loggers = [WandbLogger(experiment=run)]
 
@@ -235,6 +254,11 @@ def train_variant(
         metrics=metrics if trainer.is_global_zero else {},
         curve=list(curve.points) if trainer.is_global_zero else [],
         is_global_zero=trainer.is_global_zero,
+        provenance={
+            **revision,
+            "dvc_experiment": config["dvc_experiment"],
+            "wandb_run": run.id if run is not None else None,
+        },
     )
 
 

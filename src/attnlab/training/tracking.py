@@ -1,8 +1,13 @@
 """Weights & Biases runs that can never hang, prompt, leak or fail a training stage.
 
-Every trained variant of EXPERIMENTS.md is one W&B run, named ``<experiment>/<variant>``
-(the DVC experiment, or ``workspace``) and grouped by the story's experiment. The traps
-of PITFALLS 4 and 5 are handled here:
+Every trained variant of EXPERIMENTS.md is one W&B run, laid out the way W&B compares
+runs: named ``<dvc experiment or commit>/<variant>``; grouped with the runs that are
+replicas of one configuration (same model, recipe and steps; another seed or device
+count), so W&B's grouped view averages replicas, never different models; tagged with the
+story's experiment and the variant; the baseline commit recorded clean (``dvc exp run``
+edits params.yaml before training, so ``git describe --dirty`` always said dirty). After
+each run one line says its id, where it is and how to upload it. The traps of PITFALLS 4
+and 5 are handled here:
 
 - The mode is settled *before* ``wandb.init``: ``WANDB_MODE`` when set, else online only
   with an API key (``WANDB_API_KEY`` or a netrc entry), else offline. No login prompt,
@@ -13,6 +18,8 @@ of PITFALLS 4 and 5 are handled here:
 - Any W&B failure is a warning: the DVC metrics are the record, W&B a mirror.
 """
 
+import hashlib
+import json
 import logging
 import netrc
 import os
@@ -28,6 +35,7 @@ from attnlab.config.training import WandbParams
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.wandb.ai"
+PIPELINE_WRITES = ("--", ".", ":!dvc.lock", ":!reports")
 
 
 def has_api_key() -> bool:
@@ -52,20 +60,10 @@ def resolve_mode() -> str:
     return "online" if has_api_key() else "offline"
 
 
-def run_name(variant: str) -> str:
-    """``<dvc experiment>/<variant>``; DVC sets DVC_EXP_NAME during ``dvc exp run``."""
-    return f"{os.environ.get('DVC_EXP_NAME') or 'workspace'}/{variant}"
-
-
-def git_revision(folder: Path) -> str | None:
-    """The commit checked out at ``folder`` (with ``-dirty`` if files changed), or None."""
+def _git(folder: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=40"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=10,
+            ["git", *args], cwd=folder, capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -74,15 +72,55 @@ def git_revision(folder: Path) -> str | None:
     return done.stdout.strip() or None
 
 
+def git_revision(folder: Path) -> dict[str, Any]:
+    """The baseline commit and whether the checkout differs from it.
+
+    Under ``dvc exp run`` the baseline is DVC's (``DVC_EXP_BASELINE_REV``) and the
+    checkout differs by the experiment's params. What ``dvc repro`` itself writes
+    (``dvc.lock``, ``reports/``) does not count as a difference.
+    """
+    commit = os.environ.get("DVC_EXP_BASELINE_REV") or _git(folder, "rev-parse", "HEAD")
+    # The pipeline's own writes (the lock, the committed record) are not a change of code.
+    status = _git(folder, "status", "--porcelain", "--untracked-files=no", *PIPELINE_WRITES)
+    return {"git_commit": commit, "git_dirty": bool(status)}
+
+
+def run_name(variant: str, commit: str | None) -> str:
+    """``<dvc experiment>/<variant>``, else ``<short commit>/<variant>``.
+
+    DVC sets DVC_EXP_NAME during ``dvc exp run``; outside it the commit names the code.
+    """
+    prefix = os.environ.get("DVC_EXP_NAME") or (commit[:8] if commit else "workspace")
+    return f"{prefix}/{variant}"
+
+
+def replica_group(variant: str, config: dict[str, Any]) -> str:
+    """``<variant>-<hash>`` of everything but the seed and the devices: one configuration.
+
+    Args:
+        variant: The variant's name (readable part of the group).
+        config: The resolved configuration, as :meth:`TrainJob.config` returns it.
+    """
+    same = {key: config[key] for key in ("model", "train", "steps", "warmup_steps")}
+    digest = hashlib.sha256(json.dumps(same, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{variant}-{digest}"
+
+
 def start_run(
-    cfg: WandbParams, name: str, group: str, config: dict[str, Any], folder: Path
+    cfg: WandbParams,
+    name: str,
+    group: str,
+    tags: list[str],
+    config: dict[str, Any],
+    folder: Path,
 ) -> Any | None:
     """Start a new W&B run, or return None (with a warning) if W&B cannot start.
 
     Args:
         cfg: Project, entity and init timeout.
         name: The run's display name.
-        group: The experiment the run belongs to.
+        group: The runs that are replicas of this one (:func:`replica_group`).
+        tags: The story's experiment, the variant, and e.g. the study.
         config: The resolved configuration to record.
         folder: The parent of W&B's ``wandb/`` folder; outside DVC's temporary workspaces.
     """
@@ -97,6 +135,7 @@ def start_run(
             entity=cfg.entity,
             name=name,
             group=group,
+            tags=tags,
             job_type="train",
             config=config,
             dir=str(folder),
@@ -106,7 +145,7 @@ def start_run(
             settings=wandb.Settings(
                 init_timeout=cfg.init_timeout_s,
                 console="off",  # our progress bar owns the terminal
-                silent=True,
+                silent=True,  # finish_run says where the run is, in one line
             ),
         )
         # Curves are plotted against the optimiser step, as Lightning's own logger does.
@@ -123,13 +162,23 @@ def start_run(
         return None
 
 
+def run_location(run: Any) -> str:
+    """One line: the run's id, where it is, and how to upload it when it is offline."""
+    if run.settings.mode == "online" and run.url:
+        return f"W&B run {run.id}: {run.url}"
+    folder = run.settings.sync_dir
+    return f"W&B run {run.id} (offline) in {folder}; upload it with: wandb sync {folder}"
+
+
 def finish_run(run: Any | None, summary: dict[str, Any] | None, exit_code: int) -> None:
-    """Write the summary and finish the run; failures are warnings, never errors."""
+    """Write the summary, finish the run and say where it is; failures are warnings."""
     if run is None:
         return
     try:
         if summary:
             run.summary.update(summary)
+        where = run_location(run)
         run.finish(exit_code=exit_code)
+        log.info(where)
     except Exception as err:
         log.warning("W&B could not finish run %s (%s: %s)", run.id, type(err).__name__, err)
