@@ -78,6 +78,7 @@ def main(
     save_trained_model(result.model, result.config, MODELS / variant)
     write_json(METRICS / variant / "train.json", result.metrics)
     write_curve(CURVES / variant / "train_loss.csv", result.curve)
+    result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(
         f"{variant}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "

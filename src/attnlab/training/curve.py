@@ -5,14 +5,18 @@ then one ``stack`` and one copy bring them all to the host (one sync per interva
 of one per step, PERFORMANCE.md), they are averaged across ranks (the global batch's loss),
 handed to the loggers (W&B) and kept for the plots file. The points travel in the
 checkpoint, so a resumed run's curve is the uninterrupted run's curve, with no step
-missing or repeated.
+missing or repeated. A non-finite loss stops the run at the flush that sees it: every
+later step would be NaN too, and a NaN curve must never be recorded as a result.
 """
 
+import math
 from typing import Any
 
 import lightning.pytorch as pl
 import torch
 from torch import Tensor
+
+from attnlab.errors import DivergedError
 
 LOSS = "train/loss"
 
@@ -69,6 +73,9 @@ class LossCurve(pl.Callback):
         """Copy the queued losses to the host, average them over ranks, log them.
 
         Every rank must call this at the same step: in DDP the average is a collective.
+
+        Raises:
+            DivergedError: a loss is NaN or infinite (on every rank: the values are shared).
         """
         if not self._pending or self._trainer is None:
             return
@@ -79,6 +86,9 @@ class LossCurve(pl.Callback):
         start = self._pending_start
         self._pending = []
         new = [(start + i, value) for i, value in enumerate(values)]
+        for step, value in new:
+            if not math.isfinite(value):
+                raise DivergedError(f"{LOSS} is {value} at step {step}: training diverged")
         self.points.extend(new)
         for logger in trainer.loggers:
             for step, value in new:
