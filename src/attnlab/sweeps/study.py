@@ -242,8 +242,8 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
         except TrainingInterrupted as err:
             _requeue(trial)
             raise SweepInterrupted(
-                f"trial {trial.number}: {err}; its params wait for the next worker, which trains "
-                "them afresh (rerun the stage, or start a worker, to go on)"
+                f"trial {trial.number} stopped by {err.signal_name}; its params wait for the next "
+                "worker, which trains them afresh (rerun the stage, or start a worker, to go on)"
             ) from err
         except Exception as err:
             trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])

@@ -53,7 +53,15 @@ say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
 
 
 class TrainingInterrupted(AttnlabError):
-    """SIGTERM or SIGINT stopped training at a step boundary, after saving its state."""
+    """SIGTERM or SIGINT stopped training at a step boundary, after saving its state.
+
+    Attributes:
+        signal_name: ``SIGTERM`` or ``SIGINT``.
+    """
+
+    def __init__(self, message: str, signal_name: str) -> None:
+        super().__init__(message)
+        self.signal_name = signal_name
 
 
 @dataclass
@@ -344,7 +352,7 @@ def _fit(
         except SIGTERMException:
             then = f"; rerun to resume from {folder / LAST}" if folder else ""
             raise TrainingInterrupted(
-                f"{name}: stopped by {stop.name} at step {trainer.global_step}{then}"
+                f"{name}: stopped by {stop.name} at step {trainer.global_step}{then}", stop.name
             ) from None
     if not all(torch.isfinite(p).all() for p in task.parameters()):
         raise DivergedError(f"a weight is not finite after step {trainer.global_step}")
