@@ -8,7 +8,7 @@ import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
-from attnlab.data.tokens import read_tokens
+from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.windows import sample_windows
 from attnlab.training import (
@@ -55,11 +55,12 @@ def main(
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant)
     run_root = run_root_from_env()
+    model = job.variant.model
+    for path in (TRAIN_TOKENS, VAL_TOKENS):
+        check_fits(read_tokens(path), path, model.block_size, model.vocab_size)
     curve = cfg.evaluate.curve
     val_points = ValidationCurve(
-        sample_windows(
-            read_tokens(VAL_TOKENS), job.variant.model.block_size, curve.windows, cfg.seed
-        ),
+        sample_windows(read_tokens(VAL_TOKENS), model.block_size, curve.windows, cfg.seed),
         curve.every(cfg.budget),
         CURVES / variant / "val_ppl.csv",
         cfg.evaluate.batch_size,

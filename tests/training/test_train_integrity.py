@@ -8,6 +8,8 @@ step 0; a full disk during a save was torch's "unexpected pos" traceback.
 import errno
 import os
 
+import lightning.pytorch as pl
+import optuna
 import pytest
 import torch
 from train_helpers import shrunk_params
@@ -63,3 +65,19 @@ def test_a_full_disk_during_a_save_says_so_and_keeps_the_old_file(tmp_path, monk
         io.save_checkpoint({"global_step": 2, "w": torch.zeros(3)}, path)
     assert path.read_bytes() == good
     assert [p.name for p in tmp_path.iterdir()] == ["last.ckpt"]
+
+
+class _PruneAtStep3(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step == 3:
+            raise optuna.TrialPruned("pruned at step 3")
+
+
+def test_a_sweep_trial_leaves_no_checkpoint_however_it_ends(train_in_process, tmp_path):
+    # A trial's retry trains afresh, so what a pruned or stopped trial saved is never read.
+    with pytest.raises(optuna.TrialPruned):
+        train_in_process(
+            shrunk_params(steps=8), VARIANT, resume=False, resumable=False,
+            callbacks=[_PruneAtStep3()],
+        )  # fmt: skip
+    assert not list((tmp_path / "runs" / "checkpoints").iterdir())

@@ -130,3 +130,23 @@ def read_tokens(path: Path) -> torch.Tensor:
         # torch warns that the buffer is not writable; nothing ever writes into it.
         warnings.simplefilter("ignore", UserWarning)
         return torch.from_numpy(view)
+
+
+def check_fits(tokens: torch.Tensor, path: Path, block_size: int, vocab_size: int) -> None:
+    """Refuse a split a model of this context and vocabulary cannot train or be scored on.
+
+    Raises:
+        TokenFileError: the split holds no window of ``block_size + 1`` tokens, or an id
+            outside the vocabulary (the token files come from another ``bpe.vocab_size``).
+    """
+    if len(tokens) < block_size + 1:
+        raise TokenFileError(
+            f"{path}: {len(tokens)} tokens hold no window of block_size + 1 = "
+            f"{block_size + 1}; shorten model.block_size or the variant's"
+        )
+    largest = int(tokens.numpy().max())  # torch has no max for uint16
+    if largest >= vocab_size:
+        raise TokenFileError(
+            f"{path}: holds token id {largest}, outside the vocabulary of {vocab_size} "
+            "(bpe.vocab_size); rerun `dvc repro tokenize` so the tokens match it"
+        )
