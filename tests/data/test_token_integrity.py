@@ -8,7 +8,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from attnlab.data.tokens import TokenFileError, read_tokens, split_stream, write_split
+from attnlab.data.tokens import read_tokens, split_stream, write_split
+from attnlab.errors import AttnlabError
 
 
 @pytest.fixture
@@ -40,12 +41,12 @@ def _silent_flip(path, tokens) -> bytes:
 def test_a_flipped_bit_that_still_decodes_is_refused_naming_the_file(token_file):
     path, tokens = token_file
     path.write_bytes(_silent_flip(path, tokens))
-    with pytest.raises(TokenFileError, match=f"{path}: its tokens do not match the SHA-256"):
+    with pytest.raises(AttnlabError, match=f"{path}: its tokens do not match the SHA-256"):
         read_tokens(path)
 
 
 def test_a_file_that_is_not_parquet_is_named(token_file):
     path, _ = token_file
     path.write_bytes(b"garbage" * 100)
-    with pytest.raises(TokenFileError, match=f"{path}: not a readable token file"):
+    with pytest.raises(AttnlabError, match=f"{path}: not a readable token file"):
         read_tokens(path)

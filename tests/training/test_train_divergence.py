@@ -10,7 +10,7 @@ import pytest
 from train_helpers import shrunk_params
 
 from attnlab.config import parse_params
-from attnlab.errors import DivergedError, ParamsError
+from attnlab.errors import AttnlabError, ParamsError
 
 VARIANT = "ladder-mlp"
 
@@ -42,5 +42,5 @@ def test_a_diverging_stage_exits_2_naming_the_step_and_writes_no_model(stage_pro
 
 
 def test_a_nan_loss_stops_the_fit_at_the_flush_that_sees_it(train_in_process):
-    with pytest.raises(DivergedError, match=r"train/loss is nan at step \d+: training diverged"):
+    with pytest.raises(AttnlabError, match=r"train/loss is nan at step \d+: training diverged"):
         train_in_process(shrunk_params(steps=20, train={"lr": 1.0e6}), VARIANT)

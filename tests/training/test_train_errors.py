@@ -22,9 +22,7 @@ def _one_error_line(done) -> str:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has the GPU asked for")
 def test_a_gpu_asked_for_on_a_machine_without_one_is_named(stage_project):
     project = stage_project("gpu", shrunk_params(trainer={"accelerator": "gpu"}))
-    assert _one_error_line(project.run(VARIANT)).startswith(
-        "error: trainer: accelerator='gpu' "
-    )
+    assert _one_error_line(project.run(VARIANT)).startswith("error: trainer: accelerator='gpu' ")
 
 
 def test_a_context_longer_than_the_validation_split_is_named(stage_project):

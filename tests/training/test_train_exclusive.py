@@ -18,7 +18,6 @@ from train_helpers import shrunk_params
 
 from attnlab.data.tokens import read_tokens
 from attnlab.evaluation import ValidationCurve, sample_windows
-from attnlab.training.lock import RunLocked, exclusive_run, lock_path
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +69,8 @@ def test_a_rerun_beside_an_orphaned_trainer_is_refused_naming_it(dvc_project, tm
 
 
 def test_the_lock_names_its_holder_and_is_gone_once_released(tmp_path):
+    from attnlab.training.lock import RunLocked, exclusive_run, lock_path
+
     folder = tmp_path / "checkpoints" / "ladder-mlp-0123456789abcdef"
     with exclusive_run(folder):
         assert f"pid {os.getpid()} on " in lock_path(folder).read_text()
