@@ -19,12 +19,13 @@ PARAMS_TEXT = (Path(__file__).resolve().parents[2] / "params.yaml").read_text(en
 REAL = yaml.safe_load(PARAMS_TEXT)
 
 
-def _refused(edit) -> str:
+def _edited(section: str, **values) -> dict:
     params = copy.deepcopy(REAL)
-    edit(params)
-    with pytest.raises(ParamsError) as caught:
-        parse_params(params)
-    return str(caught.value)
+    if section:
+        params[section].update(values)
+    else:
+        params.update(values)
+    return params
 
 
 def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path):
@@ -34,21 +35,20 @@ def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path):
         load_params(path)
 
 
-def test_a_number_yaml_reads_as_text_is_explained():
-    message = _refused(lambda p: p["train"].update(lr="1e-3"))
-    assert "train.lr: " in message and "YAML read '1e-3' as text" in message
-
-
-def test_a_nan_is_refused_as_not_finite_not_as_out_of_range():
-    message = _refused(lambda p: p["budget"].update(scale=float("nan")))
-    assert "budget.scale: Input should be a finite number" in message
-
-
-def test_an_error_in_the_shared_model_is_named_under_model():
-    message = _refused(lambda p: p["model"].update(n_head=7))
-    assert "model.n_head: " in message and "variants." not in message
-
-
-def test_a_seed_beyond_32_bits_is_refused():
-    message = _refused(lambda p: p.update(seed=2**63))
-    assert "seed: Input should be less than or equal to 4294967295" in message
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (
+            _edited("train", lr="1e-3"),
+            "train.lr: Input should be a valid number (YAML read '1e-3' as text",
+        ),
+        (_edited("budget", scale=float("nan")), "budget.scale: Input should be a finite number"),
+        (_edited("model", n_head=7), "\n  model.n_head: d_model=128 is not divisible by n_head=7"),
+        (_edited("", seed=2**63), "seed: Input should be less than or equal to 4294967295"),
+    ],
+    ids=["text-number", "nan", "shared-model", "seed"],
+)
+def test_the_message_names_the_true_cause_and_key(params, expected):
+    with pytest.raises(ParamsError) as caught:
+        parse_params(params)
+    assert expected in str(caught.value)

@@ -240,7 +240,7 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
         except optuna.TrialPruned:
             raise
         except TrainingInterrupted as err:
-            _requeue(trial)
+            _requeue(trial, err.signal_name)
             raise SweepInterrupted(
                 f"trial {trial.number} stopped by {err.signal_name}; its params wait for the next "
                 "worker, which trains them afresh (rerun the stage, or start a worker, to go on)"
@@ -252,20 +252,20 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
     return run
 
 
-def _requeue(trial: Trial) -> None:
+def _requeue(trial: Trial, signal_name: str) -> None:
     """Hand ``trial``'s params to the next worker, as a dead worker's trial is handed on.
 
     The storage's own retry callback (``RetryHeartbeatStaleTrialCallback``, storage.py)
     enqueues a WAITING copy that records this trial in its system attribute
     ``failed_trial``, so the retry shows in trials.csv's ``retry_of`` like any other and
-    counts against ``sweeps.max_retry``. The trial is marked ``interrupted`` only after the
-    copy, which would otherwise inherit the mark.
+    counts against ``sweeps.max_retry``. The trial is marked ``interrupted`` (with the
+    signal's name) only after the copy, which would otherwise inherit the mark.
     """
     study = trial.study
     retry = study._storage.get_heartbeat_stale_trial_callback()  # as fail_stale_trials does
     if retry is not None:
         retry(study, next(t for t in study.get_trials() if t.number == trial.number))
-    trial.set_user_attr(INTERRUPTED_ATTR, True)
+    trial.set_user_attr(INTERRUPTED_ATTR, signal_name)
 
 
 def run_study(
