@@ -156,7 +156,8 @@ def load_params(path: Path | str) -> Params:
     """
     path = Path(path)
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
+        with path.open(encoding="utf-8") as handle:  # a stream: YAML's marks name the file
+            raw = yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a safe loader
     except FileNotFoundError:
         raise ParamsError(f"{path}: no such params file") from None
     except yaml.YAMLError as err:

@@ -222,47 +222,39 @@ def train_variant(
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job.variant.name, digest)
-    options = _Options(resume and resumable, keep_checkpoint, resumable, live_progress)
+    call = _Run(
+        job, train_tokens, wandb_folder, folder, digest, resume and resumable,
+        keep_checkpoint, resumable, live_progress, project_dir, data, tuple(callbacks), group,
+    )  # fmt: skip
     with ExitStack() as held:
         if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
             held.enter_context(exclusive_run(folder))
         if not resumable:
             held.callback(shutil.rmtree, folder, ignore_errors=True)
-        result = _train(
-            job,
-            train_tokens,
-            wandb_folder,
-            folder,
-            digest,
-            options,
-            data,
-            callbacks,
-            project_dir,
-            group,
-        )
-    return result
+        return _train(call)
 
 
 @dataclass(frozen=True)
-class _Options:
+class _Run:
+    """The arguments of one :func:`train_variant` call, with its fingerprint and folder."""
+
+    job: TrainJob
+    train_tokens: Path
+    wandb_folder: Path
+    folder: Path
+    digest: str
     resume: bool
     keep_checkpoint: bool
     resumable: bool
     live_progress: bool | None
+    project_dir: Path | None
+    data: pl.LightningDataModule | None
+    callbacks: tuple[pl.Callback, ...]
+    group: str | None
 
 
-def _train(
-    job: TrainJob,
-    train_tokens: Path,
-    wandb_folder: Path,
-    folder: Path,
-    digest: str,
-    options: _Options,
-    data: pl.LightningDataModule | None,
-    callbacks: Sequence[pl.Callback],
-    project_dir: Path | None,
-    group: str | None,
-) -> TrainResult:
+def _train(call: _Run) -> TrainResult:
+    job, folder, digest = call.job, call.folder, call.digest
     pl.seed_everything(job.seed, verbose=False)
     torch.set_float32_matmul_precision(job.trainer.matmul_precision)
     model = LanguageModel(job.variant.model)
@@ -270,8 +262,7 @@ def _train(
     task = LanguageModelTask(
         model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
     )
-    if data is None:
-        data = _token_windows(job, train_tokens)
+    data = call.data if call.data is not None else _token_windows(job, call.train_tokens)
     curve = LossCurve(job.trainer.log_every_n_steps)
     every = job.checkpoint.every_n_train_steps
     saving = [PeriodicCheckpoint(folder, every, digest)]
@@ -280,29 +271,31 @@ def _train(
         job.tokens_per_step,
         job.trainer.log_every_n_steps,
         curve,
-        options.live_progress,
+        call.live_progress,
     )
     trainer = _trainer(
-        job, [curve, RngState(), *callbacks, *saving[: options.resumable], progress], folder
+        job, [curve, RngState(), *call.callbacks, *saving[: call.resumable], progress], folder
     )
     if recipe.batch_size % trainer.world_size:
         raise ParamsError(
             f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
             f"split evenly across {trainer.world_size} processes"
         )
-    start, first_step = _resume_point(folder, digest, job.steps, options.resume)
+    start, first_step = _resume_point(folder, digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     config = {
         **job.config(),
         "fingerprint": digest,
-        "git_revision": git_revision(project_dir or Path.cwd()),
+        "git_revision": git_revision(call.project_dir or Path.cwd()),
         "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
     }
     run = None
     if trainer.is_global_zero:
         name = run_name(job.variant.name)
-        run = start_run(job.wandb, name, group or job.variant.experiment, config, wandb_folder)
+        run = start_run(
+            job.wandb, name, call.group or job.variant.experiment, config, call.wandb_folder
+        )
     if run is not None:
         trainer.loggers = [WandbLogger(experiment=run)]
 
@@ -310,7 +303,7 @@ def _train(
     exit_code = 1
     try:
         began = time.perf_counter()
-        _fit(trainer, task, data, start, job.variant.name, folder if options.resumable else None)
+        _fit(trainer, task, data, start, job.variant.name, folder if call.resumable else None)
         wall_s = time.perf_counter() - began
         metrics = _metrics(job, trainer, model, curve.points, wall_s, first_step)
         summary = metrics
@@ -323,7 +316,7 @@ def _train(
     finally:
         finish_run(run, summary, exit_code)
 
-    discard = trainer.is_global_zero and options.resumable and not options.keep_checkpoint
+    discard = trainer.is_global_zero and call.resumable and not call.keep_checkpoint
     return TrainResult(
         model=model.cpu(),
         config=config,
