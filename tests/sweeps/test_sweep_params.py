@@ -10,7 +10,7 @@ from sweep_helpers import REAL_PARAMS, sweep_params
 
 from attnlab.config import parse_params
 from attnlab.errors import ParamsError
-from attnlab.sweeps import STORAGE_ENV, redact, storage_url
+from attnlab.sweeps import STORAGE_ENV, is_embedded, redact, storage_url
 
 DK = "sweeps.studies.dk"
 
@@ -90,9 +90,16 @@ def test_a_grace_period_shorter_than_the_heartbeat_is_refused():
     assert "grace_period_s (30) must exceed heartbeat_interval_s (60)" in message
 
 
-def test_storage_urls_env_over_params_over_sqlite_and_passwords_stay_hidden(tmp_path):
-    default = tmp_path / "s.db"
-    assert storage_url(None, default, {}) == f"sqlite:///{default}"
+def test_a_pruner_warm_up_that_outlasts_the_trials_is_refused():
+    message = _refused(lambda p: _dk(p)["pruner"].update(warmup_steps=1500))
+    assert f"{DK}.pruner.warmup_steps: 1500 steps" in message
+    assert "shortest trial (1500 steps" in message
+
+
+def test_storage_urls_env_over_params_over_the_journal_and_passwords_stay_hidden(tmp_path):
+    default = tmp_path / "s.journal"
+    assert storage_url(None, default, {}) == f"journal:///{default}"
+    assert is_embedded(storage_url(None, default, {}))
     assert storage_url("sqlite:////x/y.db", default, {}) == "sqlite:////x/y.db"
     shared = "postgresql://me:secret@db.lan:5432/sweeps"
     url = storage_url("sqlite:////x/y.db", default, {STORAGE_ENV: shared})
@@ -121,7 +128,13 @@ def test_the_stage_refuses_bad_input_in_seconds_and_writes_nothing(sweep_project
     assert not (project.root / "reports").exists()
 
 
-def test_a_worker_refuses_the_embedded_sqlite(sweep_project):
+def test_workers_on_one_sqlite_file_are_refused_before_any_trial(sweep_project):
+    params = sweep_params(workers=2, storage="sqlite:///data/sweeps/dk.db")
+    done = sweep_project("sqlite", params).run("sweep", "run", "--study", "dk")
+    assert done.returncode == 2 and "sweeps.workers: 2 workers cannot share" in done.stderr
+
+
+def test_a_worker_refuses_the_embedded_journal(sweep_project):
     project = sweep_project("worker", sweep_params())
     done = project.run("sweep", "worker", "dk")
     assert done.returncode == 2 and "ATTNLAB_OPTUNA_STORAGE" in done.stderr, done.stderr

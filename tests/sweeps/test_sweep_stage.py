@@ -1,4 +1,4 @@
-"""The real ``dvc repro sweep@dk`` in a throw-away clone, on the embedded SQLite study."""
+"""The real ``dvc repro sweep@dk`` in a throw-away clone, on the embedded journal study."""
 
 import csv
 import json
@@ -6,6 +6,7 @@ import json
 import optuna
 import pytest
 import yaml
+from optuna.storages.journal import JournalFileBackend, JournalStorage
 from optuna.trial import TrialState
 from sweep_helpers import sweep_params
 
@@ -32,7 +33,8 @@ def test_repro_runs_the_study_writes_its_reports_and_then_has_nothing_to_do(dvc_
     for name in FIGURES:
         assert (folder / "figures" / name).stat().st_size > 1000
 
-    study = optuna.load_study(study_name="sweep-dk", storage=f"sqlite:///{root}/data/sweeps/dk.db")
+    journal = JournalStorage(JournalFileBackend(str(root / "data" / "sweeps" / "dk.journal")))
+    study = optuna.load_study(study_name="sweep-dk", storage=journal)
     assert len(study.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))) == 4
     assert "sweep@dk" in yaml.safe_load((root / "dvc.lock").read_text())["stages"]
 

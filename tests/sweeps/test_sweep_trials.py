@@ -132,6 +132,9 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     best = json.loads((folder / "best.json").read_text())
     assert best["val/ppl"] == min(trials[0].value, trials[3].value)
     assert best["params"]["lr"] == GOOD and best["trials"]["PRUNED"] == 1
+    spent = sum(float(r["duration_s"]) for r in rows)
+    assert best["cost"]["trial_s"] == pytest.approx(spent, abs=0.1)
+    assert spent <= best["cost"]["wall_s"] + 0.1  # one worker: trials one after another
     for name in FIGURES:
         assert (folder / "figures" / name).stat().st_size > 1000
 

@@ -165,16 +165,19 @@ class StudyParams(Section):
 class SweepsParams(Section):
     """Every study, and the storage and fault handling they share.
 
-    ``storage`` None is an SQLite file per study under ``data/sweeps/`` (one worker);
-    otherwise an RDB URL (``postgresql://user@host/db``) that every worker shares. The
-    environment variable ``ATTNLAB_OPTUNA_STORAGE`` overrides it, so a password need not
-    live in params.yaml. A trial's heartbeat is written every ``heartbeat_interval_s``; a
-    trial silent for ``grace_period_s`` is failed (its worker died) and retried with the
-    same params, at most ``max_retry`` times. A worker stops with an error once its study
-    holds ``max_failed`` trials that raised (a bug, not bad luck).
+    ``storage`` None is a journal file per study under ``data/sweeps/``, which the
+    ``workers`` of the stage share (``auto``: one per CPU core the stage may use, or per
+    GPU); otherwise an RDB URL (``postgresql://user@host/db``) that every worker of every
+    machine shares. The environment variable ``ATTNLAB_OPTUNA_STORAGE`` overrides it, so a
+    password need not live in params.yaml. A trial's heartbeat is written every
+    ``heartbeat_interval_s``; a trial silent for ``grace_period_s`` is failed (its worker
+    died) and retried with the same params, at most ``max_retry`` times. A worker stops
+    with an error once its study holds ``max_failed`` trials that raised (a bug, not bad
+    luck).
     """
 
     storage: Annotated[str, Field(pattern=r"^[a-z][a-z0-9+]*://")] | None
+    workers: PositiveInt | Literal["auto"]
     heartbeat_interval_s: PositiveInt
     grace_period_s: PositiveInt
     max_retry: Annotated[int, Field(ge=0)]
@@ -241,14 +244,16 @@ def check_study(
     train_defaults: TrainParams,
     vocab_size: int,
 ) -> None:
-    """Refuse a study with an unknown variant, an unknown field, or a point that fails.
+    """Refuse a study that does not fit its trials, before the first one.
 
-    A point fails when it makes an invalid model or recipe; every point of a space is
-    resolved (both ends of a very wide range), so nothing fails after the first trial.
+    Refused: an unknown variant or field; a point that makes an invalid model or recipe
+    (a d_head the model refuses, a warmup longer than the trial: every point of a space
+    is resolved, both ends of a very wide range); a pruner warm-up that reaches the last
+    step of the shortest trial, so that nothing could ever be pruned.
 
     Raises:
-        ParamsError: naming ``sweeps.studies.<name>.variant`` or
-            ``sweeps.studies.<name>.space.<field>``.
+        ParamsError: naming ``sweeps.studies.<name>.variant``,
+            ``sweeps.studies.<name>.space.<field>`` or ``...pruner.warmup_steps``.
     """
     key = f"sweeps.studies.{name}"
     if study.variant not in variants:
@@ -261,16 +266,24 @@ def check_study(
             )
     fields = list(study.space)
     grid = [study.space[field].values() for field in fields]
-    checked = 0
-    for point in itertools.product(*grid):
+    shortest = None
+    for checked, point in enumerate(itertools.product(*grid), start=1):
         values = dict(zip(fields, point, strict=True))
         try:
-            trial_variant(name, study, values, variants, model_defaults, train_defaults, vocab_size)
+            variant = trial_variant(
+                name, study, values, variants, model_defaults, train_defaults, vocab_size
+            )
         except ParamsError as err:
             raise ParamsError(_point_error(key, values, str(err))) from None
-        checked += 1
+        shortest = min(variant.train.steps, shortest or variant.train.steps)
         if checked >= _CHECKED_POINTS:
             break
+    warmup = study.pruner.warmup_steps
+    if shortest is not None and warmup >= shortest:
+        raise ParamsError(
+            f"{key}.pruner.warmup_steps: {warmup} steps is not before the last step of the "
+            f"shortest trial ({shortest} steps at the story's budget): no trial could be pruned"
+        )
 
 
 def _point_error(key: str, values: dict[str, Any], message: str) -> str:

@@ -2,8 +2,9 @@
 
 A study is data (params ``sweeps.studies``); :class:`Sweep` resolves one, and its trials
 train with the same code as the ``train`` stage (:class:`TrialObjective`). Storage is an
-embedded SQLite file or a shared RDB (:mod:`attnlab.sweeps.storage`); any number of
-workers finish exactly the study's trial count (:func:`run_study`); the results are
+embedded journal file or a shared RDB (:mod:`attnlab.sweeps.storage`); any number of
+workers, on one machine (:mod:`attnlab.sweeps.workers`) or many, finish exactly the
+study's trial count (:func:`run_study`); the results are
 ``best.json``, ``trials.csv`` and Optuna's figures (:mod:`attnlab.sweeps.results`).
 """
 
@@ -20,6 +21,7 @@ from attnlab.sweeps.results import (
 from attnlab.sweeps.storage import (
     STORAGE_ENV,
     StorageError,
+    is_embedded,
     is_sqlite,
     open_storage,
     redact,
@@ -41,6 +43,7 @@ from attnlab.sweeps.study import (
     run_study,
     tally,
 )
+from attnlab.sweeps.workers import WorkerJob, local_workers, run_workers, worker_jobs
 
 __all__ = [
     "ERROR_ATTR",
@@ -49,6 +52,7 @@ __all__ = [
     "SURPLUS_ATTR",
     "WANDB_ATTR",
     "WORKER_ATTR",
+    "WorkerJob",
     "StorageError",
     "Sweep",
     "SweepError",
@@ -57,13 +61,16 @@ __all__ = [
     "TrialError",
     "TrialObjective",
     "best_record",
+    "is_embedded",
     "is_sqlite",
+    "local_workers",
     "make_pruner",
     "make_sampler",
     "open_storage",
     "open_study",
     "redact",
     "run_study",
+    "run_workers",
     "storage_url",
     "suggest",
     "tally",
@@ -71,6 +78,7 @@ __all__ = [
     "write_best",
     "write_figures",
     "write_snapshot",
+    "worker_jobs",
     "worker_seed",
     "write_trials",
 ]

@@ -23,7 +23,7 @@ from attnlab.config.loader import Params
 from attnlab.config.sweeps import StudyParams, trial_variant
 from attnlab.config.variants import BudgetParams
 from attnlab.errors import ParamsError
-from attnlab.sweeps.storage import is_sqlite, open_storage
+from attnlab.sweeps.storage import is_embedded, open_storage
 from attnlab.sweeps.study import make_pruner, make_sampler, open_study
 from attnlab.training import TrainJob
 
@@ -159,8 +159,8 @@ class Sweep:
         """Create or join the study in storage ``url``, its sampler seeded with ``seed``.
 
         The heartbeat is on and a trial whose worker died is retried with the same params
-        (see :mod:`attnlab.sweeps.storage`). In the embedded SQLite file a study of another
-        definition is replaced; in a shared database it is refused.
+        (see :mod:`attnlab.sweeps.storage`). In the embedded journal (or SQLite) file a study
+        of another definition is replaced; in a shared database it is refused.
         """
         cfg = self.params.sweeps
         storage = open_storage(url, cfg.heartbeat_interval_s, cfg.grace_period_s, cfg.max_retry)
@@ -170,7 +170,7 @@ class Sweep:
             make_sampler(self.study.sampler, seed),
             make_pruner(self.study.pruner, self.pruner_warmup_steps),
             self.definition(train_tokens, val_tokens),
-            replace_other=is_sqlite(url),
+            replace_other=is_embedded(url),
         )
 
 

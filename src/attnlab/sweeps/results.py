@@ -6,7 +6,8 @@ The record of the Sweeps of EXPERIMENTS.md: ``best.json`` (a DVC metric: the bes
 the worker that ran it, the trial it retries, a note, then one column per searched
 parameter) and figures drawn with
 ``optuna.visualization.matplotlib``: the optimisation history, the parameter importances,
-a slice of every searched axis and the intermediate values (where pruning shows).
+a slice of every searched axis, the intermediate values (where pruning shows) and the
+parallel coordinates (every trial's params against its value).
 """
 
 import csv
@@ -21,6 +22,7 @@ import optuna
 from matplotlib import pyplot as plt
 from matplotlib.axes import Axes
 from optuna.exceptions import ExperimentalWarning
+from optuna.storages.journal import JournalFileBackend, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 from optuna.visualization import matplotlib as optuna_plots
 
@@ -39,6 +41,7 @@ FIGURES: dict[str, Callable[[optuna.Study], Any]] = {
     "param_importances.png": optuna_plots.plot_param_importances,
     "slice.png": optuna_plots.plot_slice,
     "intermediate_values.png": optuna_plots.plot_intermediate_values,
+    "parallel_coordinate.png": optuna_plots.plot_parallel_coordinate,
 }
 _Y_LABELS = {
     "optimization_history.png": "val/ppl (whole validation split)",
@@ -97,7 +100,10 @@ def write_trials(path: Path, study: optuna.Study, axes: list[str]) -> None:
 
 
 def best_record(study: optuna.Study, target: int, protocol: dict[str, Any]) -> dict[str, Any]:
-    """The content of ``best.json``: the best COMPLETE trial and every state's count.
+    """The content of ``best.json``: the best COMPLETE trial, every state's count, the cost.
+
+    The cost is the trials' summed training time (``trial_s``) and the time from the
+    first trial's start to the last one's end (``wall_s``), which workers shorten.
 
     Raises:
         ValueError: no trial completed, so there is no best.
@@ -116,8 +122,19 @@ def best_record(study: optuna.Study, target: int, protocol: dict[str, Any]) -> d
         "params": best.params,
         "wandb_run_id": best.user_attrs.get(WANDB_ATTR),
         "trials": {"target": target, **counts},
+        "cost": _cost(study.get_trials(deepcopy=False)),
         "protocol": protocol,
     }
+
+
+def _cost(trials: list[FrozenTrial]) -> dict[str, float]:
+    ran = [t for t in trials if t.datetime_start and t.datetime_complete]
+    if not ran:
+        return {"trial_s": 0.0, "wall_s": 0.0}
+    first = min(t.datetime_start for t in ran)
+    last = max(t.datetime_complete for t in ran)
+    spent = sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran)
+    return {"trial_s": round(spent, 1), "wall_s": round((last - first).total_seconds(), 1)}
 
 
 def write_best(path: Path, record: dict[str, Any]) -> None:
@@ -127,18 +144,18 @@ def write_best(path: Path, record: dict[str, Any]) -> None:
 
 
 def write_snapshot(path: Path, study: optuna.Study, storage: str) -> None:
-    """Copy ``study`` from its (shared) ``storage`` into a fresh SQLite file at ``path``.
+    """Copy ``study`` from its (shared) ``storage`` into a fresh journal file at ``path``.
 
     The copy holds every trial with its params, values, intermediate values and
     attributes, so it can be read with ``optuna.load_study`` or ``optuna-dashboard``
-    without the database server.
+    without the database server, like the embedded study it stands in for.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     optuna.copy_study(
         from_study_name=study.study_name,
         from_storage=storage,
-        to_storage=f"sqlite:///{path.resolve()}",
+        to_storage=JournalStorage(JournalFileBackend(str(path))),
     )
 
 

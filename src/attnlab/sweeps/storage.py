@@ -1,12 +1,13 @@
-"""Where a study lives: an embedded SQLite file, or one PostgreSQL database many workers share.
+"""Where a study lives: a journal file one machine's workers share, or a database many share.
 
-The Sweeps of EXPERIMENTS.md run on one laptop (``dvc repro`` needs no server: SQLite) or
-on many machines sharing one study (an RDB URL, PostgreSQL in practice). Both are Optuna's
-``RDBStorage``, so both get the heartbeat: a running trial writes a heartbeat every
+The sweeps (docs/catalogue.md) run on one machine (``dvc repro`` needs no server: the
+study is a journal file, ``journal:///path``, that every worker of the machine appends
+to) or on many machines sharing one study (an RDB URL, PostgreSQL in practice). An SQLite
+URL still works, for one worker at a time: concurrent SQLite writers get "database is
+locked". Every storage has the heartbeat: a running trial writes one every
 ``heartbeat_interval_s``; the next worker to ask for a trial fails any trial silent for
 ``grace_period_s`` (its worker died) and enqueues a retry with the same params
-(``RetryHeartbeatStaleTrialCallback``). SQLite is for one worker at a time (PITFALLS 9:
-concurrent writers get "database is locked"); a shared study needs the RDB URL.
+(``RetryHeartbeatStaleTrialCallback``).
 """
 
 import os
@@ -16,13 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from optuna.exceptions import ExperimentalWarning
-from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
+from optuna.storages import BaseStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from attnlab.errors import AttnlabError
+from attnlab.sweeps.journal import HeartbeatJournalStorage
 
+JOURNAL = "journal"  # the scheme of the embedded study's URL: journal:///abs/path
 STORAGE_ENV = "ATTNLAB_OPTUNA_STORAGE"
 # SQLite waits this long for a lock (the heartbeat thread and the trial share the file).
 _SQLITE_TIMEOUT_S = 60
@@ -34,13 +37,13 @@ class StorageError(AttnlabError):
 
 
 def storage_url(
-    configured: str | None, default_sqlite: Path, environ: Mapping[str, str] = os.environ
+    configured: str | None, default_journal: Path, environ: Mapping[str, str] = os.environ
 ) -> str:
-    """The study's storage: ``ATTNLAB_OPTUNA_STORAGE``, else params, else the SQLite file.
+    """The study's storage: ``ATTNLAB_OPTUNA_STORAGE``, else params, else the journal file.
 
     Args:
         configured: Params ``sweeps.storage`` (None for the embedded default).
-        default_sqlite: The SQLite file of the embedded default (made absolute here).
+        default_journal: The journal file of the embedded default (made absolute here).
         environ: The environment to read the override from.
     """
     url = environ.get(STORAGE_ENV) or configured
@@ -58,12 +61,17 @@ def storage_url(
                 hide_password=False
             )
         return url
-    return f"sqlite:///{Path(default_sqlite).expanduser().resolve()}"
+    return f"{JOURNAL}:///{Path(default_journal).expanduser().resolve()}"
 
 
 def is_sqlite(url: str) -> bool:
     """Whether ``url`` is an SQLite file (one worker at a time)."""
     return make_url(url).get_backend_name() == "sqlite"
+
+
+def is_embedded(url: str) -> bool:
+    """Whether ``url`` is a file of this machine (journal or SQLite), not a shared database."""
+    return make_url(url).get_backend_name() in (JOURNAL, "sqlite")
 
 
 def redact(url: str) -> str:
@@ -100,15 +108,22 @@ def _schema_lock(url: str) -> Iterator[None]:
 
 def open_storage(
     url: str, heartbeat_interval_s: int, grace_period_s: int, max_retry: int
-) -> RDBStorage:
-    """An ``RDBStorage`` with the heartbeat on and stale trials retried with the same params.
+) -> BaseStorage:
+    """The storage of ``url``, its heartbeat on and stale trials retried with the same params.
 
-    Creates the folder of an SQLite file. The retry keeps the failed trial's number in
-    its system attribute ``failed_trial`` (and the chain in ``retry_history``).
+    Creates the folder of a journal or SQLite file. The retry keeps the failed trial's
+    number in its system attribute ``failed_trial`` (and the chain in ``retry_history``).
 
     Raises:
         StorageError: the database cannot be reached (the message hides any password).
     """
+    with warnings.catch_warnings():
+        # The heartbeat and its retry callback are marked experimental; we rely on both.
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        retry = RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
+    if make_url(url).get_backend_name() == JOURNAL:
+        path = Path(make_url(url).database or "")
+        return HeartbeatJournalStorage(path, heartbeat_interval_s, grace_period_s, retry)
     engine_kwargs: dict = {"pool_pre_ping": True}
     if is_sqlite(url):
         database = make_url(url).database
@@ -117,9 +132,7 @@ def open_storage(
         engine_kwargs = {"connect_args": {"timeout": _SQLITE_TIMEOUT_S}}
     try:
         with warnings.catch_warnings(), _schema_lock(url):
-            # The heartbeat and its retry callback are marked experimental; we rely on both.
             warnings.simplefilter("ignore", ExperimentalWarning)
-            retry = RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
             return RDBStorage(
                 url,
                 engine_kwargs=engine_kwargs,

@@ -141,7 +141,7 @@ def open_study(
     data and code a trial's result depends on) is stored as the study's user attribute
     ``definition`` when the study is created and compared on every load, so trials of two
     different experiments never mix in one study. A stored study of another definition
-    is deleted and started afresh when ``replace_other`` (the embedded SQLite file, which
+    is deleted and started afresh when ``replace_other`` (the embedded journal file, which
     only its stage writes), and refused otherwise (a shared database: its trials are other
     people's work too).
 
@@ -273,10 +273,10 @@ def run_study(
 ) -> Tally:
     """Run trials of ``study`` in this process until it holds ``target`` finished trials.
 
-    Any number of processes may run this on one study (RDB storage; SQLite only for one);
-    together they finish exactly ``target`` trials. A trial that raises is FAIL and the
-    study goes on; a trial that was running in a worker that died is retried once its
-    heartbeat is stale. Returns the study's final :class:`Tally`.
+    Any number of processes may run this on one study (the journal file or an RDB; SQLite
+    only for one); together they finish exactly ``target`` trials. A trial that raises is
+    FAIL and the study goes on; a trial that was running in a worker that died is retried
+    once its heartbeat is stale. Returns the study's final :class:`Tally`.
 
     Raises:
         SweepError: ``max_failed`` trials raised.

@@ -1,0 +1,128 @@
+"""One stage as a child process: ``dvc repro --single-item <stage>``, logged and stoppable.
+
+Serves the fan-out of the whole catalogue. Each child is DVC itself, so the stage runs
+exactly as in a serial ``dvc repro``: DVC checks that it changed, runs its command,
+hashes its outputs and writes its entry into ``dvc.lock``. DVC holds the repository lock
+only while it collects and records (never while the command runs), so children contend
+for it for seconds at a time; ``--wait-for-lock`` makes each wait its turn, and a child
+that still fails on a lock (another DVC command's per-path lock, say) is retried by the
+launcher (:func:`lost_a_lock`).
+
+A child is the leader of its own process group: Ctrl-C in the terminal reaches only the
+launcher, which then sends SIGTERM to every group. The stage command sees it, saves its
+state at the next step boundary (training checkpoints), and exits; a rerun resumes.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What DVC prints when it could not take its repository lock, or a stage's per-path lock.
+_LOCK_FAILURES = ("Unable to acquire lock", "is busy, it is being blocked by")
+_RAN = "Running stage '"
+_SKIPPED = "didn't change, skipping"
+_RESTORED = "is cached - skipping run"  # DVC's run cache had these exact inputs' outputs
+
+
+def repro_command(stage: str) -> list[str]:
+    """The command that reproduces ``stage`` alone, with this interpreter's DVC."""
+    return [sys.executable, "-m", "dvc", "--wait-for-lock", "repro", "--single-item", stage]
+
+
+@dataclass
+class Child:
+    """A running ``dvc repro --single-item``, its log file and its timing.
+
+    Attributes:
+        stage: The stage it reproduces.
+        log: Where its stdout and stderr go.
+        device: The GPU it was given (None on a CPU).
+        attempt: 1 for the first start, more after lock retries.
+    """
+
+    stage: str
+    log: Path
+    device: str | None
+    attempt: int
+    process: subprocess.Popen[bytes]
+    started: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def start(
+        cls,
+        stage: str,
+        root: Path,
+        log: Path,
+        env: dict[str, str],
+        device: str | None,
+        attempt: int,
+    ) -> "Child":
+        """Start reproducing ``stage`` in ``root``; output goes to ``log`` (appended)."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as handle:
+            process = subprocess.Popen(
+                repro_command(stage),
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: see the module docstring
+            )
+        return cls(stage, log, device, attempt, process)
+
+    def poll(self) -> int | None:
+        """The exit status once DVC has exited, else None."""
+        return self.process.poll()
+
+    @property
+    def seconds(self) -> float:
+        """Wall time since the child started."""
+        return time.monotonic() - self.started
+
+    def stop(self) -> None:
+        """Send SIGTERM to the whole group: DVC and the stage command it started."""
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """SIGKILL whatever is left of the group (a stage that ignored SIGTERM)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def group_alive(self) -> bool:
+        """Whether any process of the group still runs (the stage may outlive DVC)."""
+        self.process.poll()  # reap DVC itself, so a zombie does not count
+        try:
+            os.killpg(self.process.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def output(self) -> str:
+        """Everything the child wrote so far, across attempts."""
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+def lost_a_lock(output: str) -> bool:
+    """Whether a failed child failed on one of DVC's locks (worth retrying)."""
+    return any(marker in output for marker in _LOCK_FAILURES)
+
+
+def outcome(output: str) -> str:
+    """``ran``, ``restored`` (from DVC's run cache) or ``up to date``, as DVC reported it."""
+    if _RAN in output:
+        return "ran"
+    if _RESTORED in output:
+        return "restored"
+    return "up to date" if _SKIPPED in output else "done"

@@ -1,0 +1,202 @@
+"""Run a :class:`~attnlab.fanout.plan.StagePlan` with several stages at once.
+
+Serves the fan-out of the whole catalogue (``attnlab repro``). The loop starts every stage
+whose upstream stages have finished while a place is free, prints one line per finished
+stage with the overall progress and an estimate of the time left, retries a stage that
+lost a race for one of DVC's locks, and keeps running what does not depend on a failed
+stage. SIGINT or SIGTERM stops starting stages, passes SIGTERM to every running one and
+waits for each to save its state and exit, so a rerun continues from the checkpoints.
+"""
+
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from attnlab.fanout.children import Child, lost_a_lock, outcome
+from attnlab.fanout.plan import StagePlan
+from attnlab.fanout.resources import Resources
+
+POLL_S = 0.2
+LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
+STOP_GRACE_S = 300  # a stopped stage gets this long to save its state before SIGKILL
+LOG_FOLDER = Path(".dvc/tmp/attnlab-repro")  # git-ignored by DVC, beside DVC's own state
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@dataclass
+class FanOutResult:
+    """What a fan-out did: stages per outcome, and whether a signal stopped it."""
+
+    ran: list[str] = field(default_factory=list)
+    up_to_date: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+    signal: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every planned stage finished (ran or was found up to date)."""
+        return not (self.failed or self.blocked or self.stopped) and self.signal is None
+
+
+class _Stop:
+    """Turns SIGINT and SIGTERM into a flag the loop checks (restored on exit)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._previous: dict[int, Callable | int | None] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.signal = signum
+
+    def __enter__(self) -> "_Stop":
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+@dataclass
+class FanOut:
+    """Runs one plan in one DVC workspace.
+
+    Attributes:
+        root: The DVC project.
+        plan: What to run, in dependency order.
+        resources: Jobs, threads per job and GPUs.
+        environ: The environment children inherit (with their threads and device set).
+        out: Where the progress lines go.
+    """
+
+    root: Path
+    plan: StagePlan
+    resources: Resources
+    environ: Mapping[str, str]
+    out: TextIO = sys.stdout
+    _running: dict[str, Child] = field(default_factory=dict)
+    _done: set[str] = field(default_factory=set)
+    _attempts: Counter[str] = field(default_factory=Counter)
+    _retry_at: dict[str, float] = field(default_factory=dict)
+    _durations: list[float] = field(default_factory=list)
+    _began: float = field(default_factory=time.monotonic)
+
+    def run(self) -> FanOutResult:
+        """Run the plan to the end, or until a signal; never raises for a failed stage."""
+        result = FanOutResult()
+        self._say(
+            f"{len(self.plan.order)} stages to bring up to date, {self.resources.jobs} at once, "
+            f"{self.resources.threads} torch thread(s) each"
+            + (f", on GPUs {','.join(self.resources.devices)}" if self.resources.devices else "")
+        )
+        with _Stop() as stop:
+            while stop.signal is None:
+                self._collect(result)
+                self._start_ready(result)
+                if not self._running and not self._waiting(result):
+                    break
+                time.sleep(POLL_S)
+            if stop.signal is not None:
+                result.signal = stop.signal
+                self._stop_all(result)
+        result.blocked = sorted(self.plan.blocked_by(result.failed))
+        return result
+
+    def _settled(self, result: FanOutResult) -> set[str]:
+        return self._done | set(result.failed) | self.plan.blocked_by(result.failed)
+
+    def _waiting(self, result: FanOutResult) -> bool:
+        """Whether some planned stage can still start (now or after a lock retry)."""
+        return any(
+            name not in self._running and name not in self._settled(result)
+            for name in self.plan.order
+        )
+
+    def _start_ready(self, result: FanOutResult) -> None:
+        settled = self._settled(result)
+        now = time.monotonic()
+        for name in self.plan.ready(self._done, settled | set(self._running)):
+            if len(self._running) >= self.resources.jobs:
+                return
+            if self._retry_at.get(name, 0.0) > now:
+                continue
+            busy = Counter(child.device for child in self._running.values() if child.device)
+            device = self.resources.pick_device(busy)
+            self._attempts[name] += 1
+            log = self.root / LOG_FOLDER / f"{name}.log"
+            if self._attempts[name] == 1:
+                log.unlink(missing_ok=True)  # a previous fan-out's log
+            env = self.resources.child_environment(self.environ, device)
+            self._running[name] = Child.start(
+                name, self.root, log, env, device, self._attempts[name]
+            )
+
+    def _collect(self, result: FanOutResult) -> None:
+        for name, child in list(self._running.items()):
+            status = child.poll()
+            if status is None:
+                continue
+            del self._running[name]
+            output = child.output()
+            if status != 0 and lost_a_lock(output) and child.attempt < LOCK_RETRIES:
+                # Another DVC process held a lock: try again shortly, with a growing wait.
+                self._retry_at[name] = time.monotonic() + min(30.0, 2.0 ** (child.attempt - 1))
+                continue
+            if status == 0:
+                self._done.add(name)
+                kind = outcome(output)
+                (result.ran if kind == "ran" else result.up_to_date).append(name)
+                if kind == "ran":
+                    self._durations.append(child.seconds)
+                self._report(name, f"{kind} in {child.seconds:.1f} s", result)
+            else:
+                result.failed.append(name)
+                self._report(name, f"FAILED (exit {status}), log: {child.log}", result)
+                tail = "\n".join(output.rstrip().splitlines()[-15:])
+                self._say("    " + tail.replace("\n", "\n    "))
+
+    def _report(self, name: str, what: str, result: FanOutResult) -> None:
+        finished = len(self._settled(result))
+        total = len(self.plan.order)
+        elapsed = time.monotonic() - self._began
+        line = f"[{finished}/{total}] {name}: {what} | elapsed {_clock(elapsed)}"
+        left = total - finished
+        if left and self._durations:
+            # Remaining stages at the mean time of those that ran, shared by the jobs.
+            mean = sum(self._durations) / len(self._durations)
+            eta = left * mean / min(self.resources.jobs, left)
+            line += f", about {_clock(eta)} left"
+        self._say(line)
+
+    def _stop_all(self, result: FanOutResult) -> None:
+        name = signal.Signals(result.signal).name if result.signal else "a signal"
+        self._say(f"{name}: stopping {len(self._running)} running stage(s) at their next step")
+        for child in self._running.values():
+            child.stop()
+        deadline = time.monotonic() + STOP_GRACE_S
+        while any(child.group_alive() for child in self._running.values()):
+            if time.monotonic() > deadline:
+                for child in self._running.values():
+                    child.kill()
+                break
+            time.sleep(POLL_S)
+        result.stopped = sorted(self._running)
+        self._running.clear()
+        self._say("stopped; rerun the same command to continue from the checkpoints")
+
+    def _say(self, line: str) -> None:
+        print(line, file=self.out, flush=True)

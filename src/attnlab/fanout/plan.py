@@ -1,0 +1,132 @@
+"""Which stages a fan-out runs, and in what order: DVC's own stage graph, pruned.
+
+Serves the whole catalogue (every experiment of EXPERIMENTS.md is a set of DVC stages).
+The graph and the up-to-date check come from DVC's API (``Repo.index.graph``,
+``Repo.status``), never from re-reading ``dvc.yaml``: DVC alone knows what ``foreach``
+expands to, which outputs feed which dependencies, and what its lock file records.
+
+A stage is *planned* when DVC says it changed, or when anything upstream of it is planned
+(its inputs may change when that runs). A planned stage whose inputs come out unchanged is
+skipped by DVC itself when its turn comes, exactly as in a serial ``dvc repro``.
+"""
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attnlab.errors import AttnlabError
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """Planned stages in dependency order, each with the planned stages it waits for.
+
+    Attributes:
+        order: Stage names (DVC addressing, e.g. ``train@ladder-mlp``), upstream first.
+        needs: For each planned stage, the planned stages that must finish before it.
+    """
+
+    order: tuple[str, ...]
+    needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def ready(self, done: Iterable[str], started: Iterable[str]) -> list[str]:
+        """Stages not yet started whose planned upstream stages have all finished."""
+        finished, taken = set(done), set(started)
+        return [
+            name
+            for name in self.order
+            if name not in taken and self.needs.get(name, frozenset()) <= finished
+        ]
+
+    def blocked_by(self, failed: Iterable[str]) -> set[str]:
+        """Every planned stage downstream of a failed one (it cannot run this time)."""
+        blocked = set(failed)
+        for name in self.order:  # upstream first, so one pass reaches the whole closure
+            if self.needs.get(name, frozenset()) & blocked:
+                blocked.add(name)
+        return blocked - set(failed)
+
+
+def prune(
+    upstream: Mapping[str, Sequence[str]], changed: Iterable[str], order: Sequence[str]
+) -> StagePlan:
+    """The plan for stages in ``order`` given each one's upstream stages and DVC's verdict.
+
+    Args:
+        upstream: Each stage's direct upstream stages (its dependencies' producers).
+        changed: The stages DVC reports as not up to date.
+        order: Every candidate stage, upstream first (a topological order).
+
+    Returns:
+        The changed stages and everything downstream of them, with the planned stages
+        each must wait for (transitively, through unplanned ones too).
+    """
+    planned: set[str] = set(changed)
+    waits: dict[str, set[str]] = {}
+    for name in order:
+        direct = upstream.get(name, ())
+        waits[name] = {u for u in direct if u in planned}
+        for above in direct:
+            waits[name] |= waits.get(above, set())
+        if waits[name]:
+            planned.add(name)
+    kept = tuple(name for name in order if name in planned)
+    return StagePlan(kept, {name: frozenset(waits[name]) for name in kept})
+
+
+def read_plan(root: Path, targets: Sequence[str], lock_retries: int = 10) -> StagePlan:
+    """Ask DVC which of ``targets`` (and their upstream stages) are not up to date.
+
+    Args:
+        root: The DVC project.
+        targets: Stage names or ``dvc.yaml`` addresses as ``dvc repro`` takes them; empty
+            means every stage of the pipeline.
+        lock_retries: Attempts while another DVC process holds a lock on a stage's
+            outputs (DVC's status takes them too), waiting 1, 2, 4 ... up to 30 s between.
+
+    Raises:
+        AttnlabError: DVC cannot read the project or does not know a target.
+    """
+    # DVC is imported here: `attnlab --help` must not pay for it.
+    from dvc.exceptions import DvcException
+    from dvc.lock import LockError
+
+    for attempt in range(lock_retries):
+        try:
+            return _ask_dvc(root, targets)
+        except LockError:
+            if attempt == lock_retries - 1:
+                raise AttnlabError(f"dvc's locks under {root}/.dvc/tmp stayed taken") from None
+            time.sleep(min(30.0, 2.0**attempt))
+        except DvcException as err:
+            raise AttnlabError(
+                f"dvc cannot plan {' '.join(targets) or 'the pipeline'}: {err}"
+            ) from None
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _ask_dvc(root: Path, targets: Sequence[str]) -> StagePlan:
+    import networkx as nx
+    from dvc.repo import Repo
+
+    # Wait for the repository lock as `dvc --wait-for-lock` does: another DVC command
+    # (or a fan-out's child recording its stage) holds it for seconds at a time.
+    with Repo(str(root), _wait_for_lock=True) as repo:
+        graph = repo.index.graph  # edge (a, b): stage a depends on stage b
+        if targets:
+            stages = {
+                stage
+                for target in targets
+                for stage in repo.stage.collect(target, with_deps=True, graph=graph)
+            }
+        else:
+            stages = set(repo.index.stages)
+        names = [s.addressing for s in stages]
+        changed = repo.status(targets=names, with_deps=True) if names else {}
+    sub = graph.subgraph(stages)
+    order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
+    upstream = {
+        stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
+    }
+    return prune(upstream, (name for name in changed if name in upstream), order)

@@ -1,0 +1,206 @@
+"""The real fan-out (`attnlab repro`) against a serial `dvc repro`, at a tiny budget."""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnlab.training import load_checkpoint_file, load_trained_model
+
+pytestmark = pytest.mark.slow
+
+# The data stages, two trained variants and their evaluations: a diamond of real stages.
+TARGETS = ["evaluate@ladder-no-context", "evaluate@ladder-mlp"]
+STAGES = {
+    "download",
+    "bpe",
+    "tokenize",
+    "train@ladder-no-context",
+    "train@ladder-mlp",
+    "evaluate@ladder-no-context",
+    "evaluate@ladder-mlp",
+}
+# Metrics that measure the run, not its result.
+TIMINGS = {"wall_s", "tokens_per_s", "seconds", "elapsed_s"}
+
+
+def _shrink(params: dict) -> None:
+    params["budget"]["scale"] = 0.002
+    params["model"]["d_model"] = 32
+    params["train"]["batch_size"] = 8
+    params["evaluate"]["curve"]["windows"] = 8
+
+
+def _attnlab(project, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "attnlab"), "repro", *args],
+        cwd=project.root,
+        env=project.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _fan_out(project, *args: str) -> str:
+    child = _attnlab(project, *args)
+    out, _ = child.communicate(timeout=600)
+    assert child.returncode == 0, out
+    return out
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    return value
+
+
+def _record(root: Path) -> tuple[dict, dict]:
+    """dvc.lock's stages (metrics files by content, timings dropped) and every metric."""
+    lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    metrics = {}
+    for entry in lock.values():
+        for out in entry.get("outs", []):
+            path = root / out["path"]
+            if path.suffix == ".json":
+                metrics[out["path"]] = _without_timings(json.loads(path.read_text()))
+                out.pop("md5"), out.pop("size")  # the file holds wall times
+    return lock, metrics
+
+
+@pytest.fixture
+def project(dvc_project):
+    dvc_project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
+    dvc_project.env.pop("OMP_NUM_THREADS", None)  # the fan-out sets it: one thread a job
+    dvc_project.edit_params(_shrink)
+    return dvc_project
+
+
+def test_the_fan_out_records_what_a_serial_repro_records_and_then_runs_nothing(project, tmp_path):
+    out = _fan_out(project, "--jobs", "2", *TARGETS)
+    assert "7 stages to bring up to date, 2 at once, 1 torch thread(s) each" in out
+    assert out.count(": ran in ") == len(STAGES)
+    fanned = _record(project.root)
+    assert set(fanned[0]) == STAGES
+
+    again = _fan_out(project, "--jobs", "2", *TARGETS)
+    assert "0 stages to bring up to date" in again and ": ran in " not in again
+
+    # The same targets in series, from nothing recorded (nor in DVC's run cache).
+    (project.root / "dvc.lock").unlink()
+    shutil.rmtree(project.root / ".dvc/cache/runs")
+    serial_env = {**project.env, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "dvc", "repro", *TARGETS],
+        cwd=project.root,
+        env=serial_env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(project.ran_stages(done.stdout)) == STAGES
+    assert _record(project.root) == fanned
+
+
+def _wait_for(condition, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(project, tmp_path):
+    def long_run(params: dict) -> None:
+        params["budget"]["scale"] = 1.0  # 3000 steps of the tiny model: tens of seconds
+        params["checkpoint"]["every_n_train_steps"] = 20
+
+    project.edit_params(long_run)
+    checkpoints = tmp_path / "runs" / "checkpoints"
+    launcher = _attnlab(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    _wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, 300, "two checkpoints")
+    launcher.send_signal(signal.SIGTERM)
+    out, _ = launcher.communicate(timeout=120)
+    assert launcher.returncode == 128 + signal.SIGTERM, out
+    assert "SIGTERM: stopping 2 running stage(s)" in out
+    assert (
+        "train@ladder-mlp"
+        not in (yaml.safe_load((project.root / "dvc.lock").read_text()))["stages"]
+    )
+    # Every stage saved at the step SIGTERM reached (after its last periodic checkpoint).
+    saved = {
+        path.parent.name.rsplit("-", 1)[0]: load_checkpoint_file(path)["global_step"]
+        for path in checkpoints.glob("*/last.ckpt")
+    }
+    assert set(saved) == {"ladder-mlp", "ladder-no-context"}
+    assert all(0 < step < 3000 for step in saved.values())
+    running = subprocess.run(["pgrep", "-f", "pipeline/train.py"], capture_output=True)
+    assert str(project.root) not in running.stdout.decode()  # no orphan keeps training
+
+    out = _fan_out(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    assert out.count(": ran in ") == 2
+    for variant, step in saved.items():
+        metrics = json.loads((project.root / f"reports/metrics/{variant}/train.json").read_text())
+        assert metrics["resumed_from_step"] == step and metrics["steps"] == 3000
+    assert not list(checkpoints.glob("*/last.ckpt"))  # finished runs clean up
+
+
+def test_stages_that_find_dvc_locks_taken_wait_or_retry_and_both_finish(project):
+    from zc.lockfile import LockFile
+
+    _fan_out(project, "tokenize")
+    # Another process holds DVC's repository lock while both stages start ...
+    repo_lock = LockFile(str(project.root / ".dvc/tmp/lock"))
+    # ... and a live process reads one stage's output: DVC's status may read it too, but
+    # the stage cannot write it.
+    # (Started through a shell that exits, so that init reaps it: a zombie child of this
+    # test would look alive to DVC forever.)
+    holder = int(subprocess.check_output(["sh", "-c", "sleep 25 >/dev/null & echo $!"]))
+    models = project.root / "data/models/ladder-mlp"
+    rwlock = project.root / ".dvc/tmp/rwlock"
+    rwlock.write_text(json.dumps({"read": {str(models): [{"pid": holder, "cmd": "sleep"}]}}))
+    launcher = _attnlab(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    time.sleep(5)
+    repo_lock.close()
+    out, _ = launcher.communicate(timeout=300)
+    assert launcher.returncode == 0, out
+    assert out.count(": ran in ") == 2
+    log = (project.root / ".dvc/tmp/attnlab-repro/train@ladder-mlp.log").read_text()
+    assert "is busy, it is being blocked by" in log  # it lost the race, and was retried
+    lock = yaml.safe_load((project.root / "dvc.lock").read_text())["stages"]
+    assert {"train@ladder-mlp", "train@ladder-no-context"} <= set(lock)
+
+
+def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
+    params = (project.root / "params.yaml").read_bytes()
+    for bad, says in (
+        ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
+        ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
+    ):
+        child = _attnlab(project, "-S", bad, "train@ladder-mlp")
+        out, _ = child.communicate(timeout=120)
+        assert child.returncode == 2 and out.startswith("error: ") and says in out, out
+        assert (project.root / "params.yaml").read_bytes() == params
+        assert not (project.root / "dvc.lock").exists()
+
+    out = _fan_out(
+        project, "-S", "+variants.ladder-mlp.train.lr=0.002", "-n", "lr-2e-3", "train@ladder-mlp"
+    )
+    assert "saved experiment lr-2e-3" in out
+    shown = json.loads(project.dvc("exp", "show", "--json").stdout)
+    experiments = {
+        exp["name"]: exp["data"]
+        for baseline in shown
+        for run in baseline.get("experiments") or []
+        for exp in run["revs"]
+    }
+    saved = experiments["lr-2e-3"]["params"]["params.yaml"]["data"]
+    assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.002
+    trained = load_trained_model(project.root / "data/models/ladder-mlp")
+    assert trained.variant.train.lr == 0.002
+    assert trained.config["dvc_experiment"] == "lr-2e-3"
