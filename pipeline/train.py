@@ -8,7 +8,7 @@ import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
-from attnlab.data.tokens import read_tokens
+from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.summary import WholeSplitScore, token_byte_lengths
 from attnlab.evaluation.windows import sample_windows
@@ -60,17 +60,19 @@ def main(
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant)
     run_root = run_root_from_env()
-    curve = cfg.evaluate.curve
+    model = job.variant.model
     val_tokens = read_tokens(VAL_TOKENS)
-    block_size = job.variant.model.block_size
+    check_fits(read_tokens(TRAIN_TOKENS), TRAIN_TOKENS, model.block_size, model.vocab_size)
+    check_fits(val_tokens, VAL_TOKENS, model.block_size, model.vocab_size)
+    curve = cfg.evaluate.curve
     val_points = ValidationCurve(
-        sample_windows(val_tokens, block_size, curve.windows, cfg.seed),
+        sample_windows(val_tokens, model.block_size, curve.windows, cfg.seed),
         curve.every(cfg.budget),
         CURVES / variant / "val_ppl.csv",
         cfg.evaluate.batch_size,
     )
     whole_split = WholeSplitScore(
-        val_tokens, block_size, cfg.evaluate.batch_size, token_byte_lengths(TOKENIZER)
+        val_tokens, model.block_size, cfg.evaluate.batch_size, token_byte_lengths(TOKENIZER)
     )
     result = train_variant(
         job,
@@ -88,6 +90,7 @@ def main(
         METRICS / variant / "train.json", {**result.metrics, "provenance": result.provenance}
     )
     write_curve(CURVES / variant / "train_loss.csv", result.curve)
+    result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(
         f"{variant}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "

@@ -54,14 +54,13 @@ def main(
         path, job.variant.train.batch_size, job.seed, job.steps, job.trainer.num_workers
     )
     run_root = run_root_from_env()
-    result = train_variant(
-        job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume
-    )
+    result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, MODELS / variant)
     write_json(METRICS / f"{variant}.json", {**result.metrics, "provenance": result.provenance})
     write_curve(CURVES / f"{variant}.csv", result.curve)
+    result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(
         f"{variant}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "

@@ -13,11 +13,12 @@ stage.
 
 import ast
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -26,6 +27,7 @@ from attnlab.errors import AttnlabError
 # Every stage takes the params file as its one common option.
 ParamsFile = Annotated[Path, typer.Option("--params", help="The params file to read.")]
 DEFAULT_PARAMS = Path("params.yaml")
+DEBUG_ENV = "ATTNLAB_DEBUG"
 
 # Stage name -> its script, relative to the project root (the folder holding dvc.yaml).
 STAGES: dict[str, str] = {
@@ -55,11 +57,22 @@ def run_stage(main: Callable[..., None]) -> None:
 
 
 def _run_reporting_errors(app: typer.Typer) -> None:
+    # ATTNLAB_DEBUG=1 shows the traceback behind an error line.
+    if os.environ.get(DEBUG_ENV):
+        app()
+        return
     try:
         app()
     except AttnlabError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        _fail(str(err))
+    except OSError as err:  # a file that cannot be read or written, named by the OS
+        where = f"{err.filename}: " if err.filename else ""
+        _fail(f"{where}{err.strerror or err}")
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def find_project_root(start: Path) -> Path:
@@ -186,6 +199,5 @@ def main() -> None:
     try:
         app = build_app(find_project_root(Path.cwd()), load=words[:1])
     except AttnlabError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        _fail(str(err))
     _run_reporting_errors(app)

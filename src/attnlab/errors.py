@@ -11,3 +11,7 @@ class ParamsError(AttnlabError, ValueError):
 
 class CorpusError(AttnlabError):
     """The corpus could not be fetched, or its bytes do not match the expected SHA-256."""
+
+
+class DivergedError(AttnlabError):
+    """A training loss, a perplexity or a weight became non-finite: the run diverged."""

@@ -1,5 +1,7 @@
 """Byte-level BPE and the token Parquet files (stages bpe and tokenize)."""
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -91,6 +93,7 @@ def test_parquet_round_trips_values_schema_and_metadata(tmp_path):
         "attnlab.split": "train",
         "attnlab.tokenizer_sha256": "ab" * 32,
         "attnlab.tokens": "180000",
+        "attnlab.tokens_sha256": hashlib.sha256(train.tokens.astype("<u2").tobytes()).hexdigest(),
     }
     loaded = read_tokens(path)
     assert loaded.dtype == torch.uint16

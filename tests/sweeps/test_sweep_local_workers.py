@@ -96,7 +96,7 @@ def test_a_sigterm_stops_every_worker_and_a_rerun_finishes_their_trials(sweep_pr
     trials = {t.number: t for t in _journal_study(project).get_trials()}
     for trial in stopped:  # each stopped at a step boundary, its params waiting
         assert trials[trial.number].state == TrialState.FAIL
-        assert trials[trial.number].user_attrs[INTERRUPTED_ATTR] is True
+        assert trials[trial.number].user_attrs[INTERRUPTED_ATTR] == "SIGTERM"
     waiting = [t for t in trials.values() if t.state == TrialState.WAITING]
     assert sorted(t.system_attrs["failed_trial"] for t in waiting) == sorted(
         t.number for t in stopped

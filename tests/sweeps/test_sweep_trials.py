@@ -94,7 +94,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     states = [t.state for t in trials]
     assert states == [TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.COMPLETE]
     assert tally.finished == 3 and tally.errors == 1 and tally.running == tally.waiting == 0
-    assert "IsADirectoryError" in trials[2].user_attrs["error"]
+    assert "val_ppl.csv: cannot write it (Is a directory)" in trials[2].user_attrs["error"]
     pruned = trials[1]
     assert 0 < max(pruned.intermediate_values) < 8  # stopped mid-training by the pruner
     assert trials[0].value < trials[1].intermediate_values[max(pruned.intermediate_values)]
@@ -129,7 +129,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     rows = list(csv.DictReader((folder / "trials.csv").open()))
     assert [r["state"] for r in rows] == ["COMPLETE", "PRUNED", "FAIL", "COMPLETE"]
     assert rows[1]["note"].startswith("pruned at step") and rows[1]["value"] == ""
-    assert "IsADirectory" in rows[2]["note"]
+    assert "cannot write it (Is a directory)" in rows[2]["note"]
     assert all(r["wandb_run_id"] and float(r["duration_s"]) > 0 for r in rows)
     best = json.loads((folder / "best.json").read_text())
     assert best["val/ppl"] == min(trials[0].value, trials[3].value)

@@ -5,7 +5,8 @@ Each worker is the real ``attnlab sweep worker dk`` in its own process, training
 lost" means: exactly the target number of finished trials, numbered without gaps or
 repeats, every COMPLETE trial with its value, none left RUNNING or WAITING, and a trial
 whose worker was SIGKILLed failed by its heartbeat and retried with the same params; a
-worker sent SIGTERM stops at once, and the trial it stopped is retried with its params.
+worker sent SIGTERM or SIGINT stops at once, and the trial it stopped is retried with its
+params.
 """
 
 import json
@@ -13,6 +14,7 @@ import signal
 from wsgiref.util import setup_testing_defaults
 
 import optuna_dashboard
+import pytest
 from optuna.trial import TrialState
 from sweep_helpers import finish, load, sweep_params, wait_for
 
@@ -88,19 +90,21 @@ def test_a_killed_worker_s_trial_fails_by_heartbeat_and_its_retry_completes(
     assert [t["state"] for t in _dashboard_trials(pg_database, "sweep-dk")].count("Fail") == 1
 
 
-def test_a_sigtermed_worker_stops_and_the_next_one_retries_its_trial(sweep_project, pg_database):
-    project = _unpruned_project(sweep_project, "term")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])  # SIGINT: dvc queue kill
+def test_a_stopped_worker_stops_and_the_next_one_retries_its_trial(sweep_project, pg_database, sig):
+    project = _unpruned_project(sweep_project, f"stop-{sig.name}")
     first = project.start("sweep", "worker", "dk", ATTNLAB_OPTUNA_STORAGE=pg_database)
     wait_for(lambda: _training(pg_database), timeout=180)
     stopped = load(pg_database).get_trials(states=(TrialState.RUNNING,))[0]
-    first.send_signal(signal.SIGTERM)
+    first.send_signal(sig)
     output, _ = first.communicate(timeout=60)  # the worker stops; it starts no other trial
 
     assert first.returncode == 2, output
-    assert f"trial {stopped.number} stopped by SIGTERM" in output
+    assert f"trial {stopped.number} stopped by {sig.name}" in output
+    assert "rerun to resume" not in output  # a retry trains afresh
     trials = {t.number: t for t in load(pg_database).get_trials()}
     assert trials[stopped.number].state == TrialState.FAIL
-    assert trials[stopped.number].user_attrs[INTERRUPTED_ATTR] is True
+    assert trials[stopped.number].user_attrs[INTERRUPTED_ATTR] == sig.name
     assert max(trials) == stopped.number + 1  # only the retry was added after it
     retry = trials[stopped.number + 1]
     assert retry.state == TrialState.WAITING
@@ -115,5 +119,5 @@ def test_a_sigtermed_worker_stops_and_the_next_one_retries_its_trial(sweep_proje
     assert states.count(TrialState.COMPLETE) == 3 and states.count(TrialState.FAIL) == 1
     assert TrialState.RUNNING not in states and TrialState.WAITING not in states
     rows = {row["number"]: row for row in trial_rows(load(pg_database), ["d_head"])}
-    assert rows[stopped.number]["note"].startswith("stopped by SIGTERM")
+    assert rows[stopped.number]["note"].startswith(f"stopped by {sig.name}")
     assert rows[retry.number]["retry_of"] == stopped.number

@@ -109,14 +109,15 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
     assert project.checkpoints()[0].parent.name == f"{VARIANT}-{fingerprint}"
 
 
-def test_sigterm_saves_at_the_step_boundary_and_the_rerun_is_identical(
-    uninterrupted, stage_project
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])  # SIGINT: dvc queue kill
+def test_a_stop_signal_saves_at_the_step_boundary_and_the_rerun_is_identical(
+    uninterrupted, stage_project, sig
 ):
-    project = stage_project("c", PARAMS)
-    output = _stop_after_first_checkpoint(project, signal.SIGTERM)
-    assert "stopped by SIGTERM at step" in output and "Traceback" not in output
+    project = stage_project(f"c-{sig.name}", PARAMS)
+    output = _stop_after_first_checkpoint(project, sig)
+    assert f"stopped by {sig.name} at step" in output and "Traceback" not in output
     stopped_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
-    assert f"stopped by SIGTERM at step {stopped_at};" in output
+    assert f"stopped by {sig.name} at step {stopped_at};" in output
 
     rerun = project.run(VARIANT, "--keep-checkpoint")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr

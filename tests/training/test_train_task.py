@@ -47,8 +47,10 @@ def test_training_starts_near_ln_v_learns_and_reports(train_in_process, tmp_path
     assert result.metrics["tokens_seen"] == 40 * 8 * 32
     assert result.metrics["device"] == "cpu"
     assert result.metrics["params"] == sum(p.numel() for p in result.model.parameters())
-    # a finished run leaves no resume state behind
-    assert not list((tmp_path / "runs").glob("checkpoints/*/last.ckpt"))
+    # a finished run keeps its resume state until its outputs are written, then leaves none
+    assert result.resume_state is not None and (result.resume_state / "last.ckpt").is_file()
+    result.discard_resume_state()
+    assert not list((tmp_path / "runs").glob("checkpoints/*"))
 
 
 def test_a_saved_model_loads_back_with_its_variant_and_the_same_outputs(

@@ -17,6 +17,7 @@ from attnlab.config.variants import (
     TrainParams,
     Variant,
     VariantOverrides,
+    build_model_config,
     check_variant_name,
     resolve_variant,
 )
@@ -31,7 +32,8 @@ class Params(Section):
     changes a result can hide in code where DVC does not track it.
     """
 
-    seed: Annotated[int, Field(ge=0)]
+    # NumPy's and Lightning's seeding accept 32 bits; a larger seed would fail mid-stage.
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)]
     download: DownloadParams
     bpe: BpeParams
     tokenize: TokenizeParams
@@ -60,7 +62,9 @@ class Params(Section):
     @model_validator(mode="after")
     def _resolve_every_variant(self) -> "Params":
         # Resolving all variants here means a bad override fails every stage up front,
-        # before any data is read or any step is trained.
+        # before any data is read or any step is trained. The shared model comes first,
+        # so an error in it is named under `model`, not under the first variant.
+        build_model_config({**self.model, "vocab_size": self.bpe.vocab_size}, "model")
         for name, overrides in self.variants.items():
             check_variant_name(name)
             self._resolved[name] = resolve_variant(
@@ -98,8 +102,34 @@ def _describe(error: dict[str, Any]) -> str:
         message = "unknown key (not a parameter of attnlab; check its spelling)"
     elif error["type"] == "missing":
         message = "required key is missing"
+    elif isinstance(error.get("input"), str) and _reads_as_number(error["input"]):
+        # YAML 1.1 reads 1e-3 (no dot in the mantissa) as text, not as a number.
+        message += f" (YAML read {error['input']!r} as text: write it with a dot, e.g. 1.0e-3)"
     # Cross-section checks (the variants) already name their key inside the message.
     return f"{_key(error['loc'])}: {message}" if error["loc"] else message
+
+
+def _reads_as_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def parse_params(raw: Any, source: str = "params") -> Params:
@@ -126,7 +156,8 @@ def load_params(path: Path | str) -> Params:
     """
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open(encoding="utf-8") as handle:  # a stream: YAML's marks name the file
+            raw = yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a safe loader
     except FileNotFoundError:
         raise ParamsError(f"{path}: no such params file") from None
     except yaml.YAMLError as err:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from attnlab.errors import AttnlabError
+
 BYTE_TOKENS = 256
 
 
@@ -53,5 +55,14 @@ def save_tokenizer(tokenizer: Tokenizer, path: Path) -> str:
 
 
 def load_tokenizer(path: Path) -> Tokenizer:
-    """Read a tokenizer written by :func:`save_tokenizer`."""
-    return Tokenizer.from_file(str(path))
+    """Read a tokenizer written by :func:`save_tokenizer`.
+
+    Raises:
+        AttnlabError: the file is missing or is not a tokenizer (naming it).
+    """
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as err:  # the tokenizers library raises plain Exception
+        raise AttnlabError(
+            f"{path}: not a readable tokenizer ({err}); rerun `dvc repro bpe`"
+        ) from None

@@ -1,10 +1,13 @@
 """The token stream as Parquet (P0 of EXPERIMENTS.md): encode, split 90/10, store, read back.
 
-Each split is one ``uint16`` column named ``token``; the schema metadata names the split
-and the SHA-256 of the tokenizer that produced it, so a stale file is easy to detect.
-Reading back goes from Arrow's buffer to a torch tensor without a further copy.
+Each split is one ``uint16`` column named ``token``; the schema metadata names the split,
+the SHA-256 of the tokenizer that produced it, and the SHA-256 of the tokens themselves.
+Reading back goes from Arrow's buffer to a torch tensor without a further copy, and checks
+that hash first: one flipped bit of a Parquet file often still decodes, to other valid
+tokens, and training on them would be recorded as a result of the real corpus.
 """
 
+import hashlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +18,18 @@ import pyarrow.parquet as pq
 import torch
 from tokenizers import Tokenizer
 
+from attnlab.errors import AttnlabError
+
 TOKEN_COLUMN = "token"
+TOKENS_SHA256 = "attnlab.tokens_sha256"
 # 64 Ki tokens (128 KiB) per row group: a few groups for tiny Shakespeare, and row groups
 # small enough that a reader of a larger corpus can stream them.
 ROW_GROUP_TOKENS = 1 << 16
 _MAX_UINT16_VOCAB = 1 << 16
+
+
+class TokenFileError(AttnlabError):
+    """A token file cannot be read, or its tokens are not the ones the tokenizer wrote."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,9 @@ def split_stream(tokens: np.ndarray, val_fraction: float) -> tuple[TokenSplit, T
     """
     n_train = int(len(tokens) * (1.0 - val_fraction))
     if n_train == 0 or n_train == len(tokens):
-        raise ValueError(f"val_fraction={val_fraction} leaves a split of {len(tokens)} tokens empty")
+        raise ValueError(
+            f"val_fraction={val_fraction} leaves a split of {len(tokens)} tokens empty"
+        )
     return TokenSplit("train", tokens[:n_train]), TokenSplit("val", tokens[n_train:])
 
 
@@ -61,6 +73,7 @@ def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
             "attnlab.split": split.name,
             "attnlab.tokenizer_sha256": tokenizer_sha256,
             "attnlab.tokens": str(len(split.tokens)),
+            TOKENS_SHA256: _tokens_sha256(split.tokens),
         },
     )
     table = pa.Table.from_arrays([pa.array(split.tokens, type=pa.uint16())], schema=schema)
@@ -69,9 +82,20 @@ def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
     pq.write_table(table, path, row_group_size=ROW_GROUP_TOKENS, compression="zstd")
 
 
+def _tokens_sha256(tokens: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(tokens, dtype="<u2").data).hexdigest()
+
+
 def read_metadata(path: Path) -> dict[str, str]:
-    """The ``attnlab.*`` schema metadata of a token file, without reading its data."""
-    raw = pq.read_schema(path).metadata or {}
+    """The ``attnlab.*`` schema metadata of a token file, without reading its data.
+
+    Raises:
+        TokenFileError: the file is missing or is not Parquet.
+    """
+    try:
+        raw = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException) as err:
+        raise TokenFileError(f"{path}: not a readable token file ({err})") from None
     return {k.decode(): v.decode() for k, v in raw.items() if k.startswith(b"attnlab.")}
 
 
@@ -81,11 +105,48 @@ def read_tokens(path: Path) -> torch.Tensor:
     Parquet decoding fills one Arrow buffer per row group; joining them is the single copy.
     From there NumPy and torch only take views. The tensor is read-only in spirit: training
     gathers windows from it and never writes into it.
+
+    Raises:
+        TokenFileError: the file is unreadable, records no token hash, or its tokens do not
+            match the hash the tokenize stage recorded.
     """
-    column = pq.read_table(path, columns=[TOKEN_COLUMN]).column(TOKEN_COLUMN)
+    expected = read_metadata(path).get(TOKENS_SHA256)
+    if expected is None:
+        raise TokenFileError(
+            f"{path}: records no token hash ({TOKENS_SHA256}); rerun `dvc repro tokenize`"
+        )
+    try:
+        column = pq.read_table(path, columns=[TOKEN_COLUMN]).column(TOKEN_COLUMN)
+    except (OSError, pa.ArrowException, KeyError) as err:
+        raise TokenFileError(f"{path}: not a readable token file ({err})") from None
     array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     view = array.to_numpy(zero_copy_only=True)  # (N,) uint16, a view of the Arrow buffer
+    if _tokens_sha256(view) != expected:
+        raise TokenFileError(
+            f"{path}: its tokens do not match the SHA-256 the tokenize stage recorded (the "
+            "file is corrupt); restore it with `dvc checkout` or rerun `dvc repro tokenize`"
+        )
     with warnings.catch_warnings():
         # torch warns that the buffer is not writable; nothing ever writes into it.
         warnings.simplefilter("ignore", UserWarning)
         return torch.from_numpy(view)
+
+
+def check_fits(tokens: torch.Tensor, path: Path, block_size: int, vocab_size: int) -> None:
+    """Refuse a split a model of this context and vocabulary cannot train or be scored on.
+
+    Raises:
+        TokenFileError: the split holds no window of ``block_size + 1`` tokens, or an id
+            outside the vocabulary (the token files come from another ``bpe.vocab_size``).
+    """
+    if len(tokens) < block_size + 1:
+        raise TokenFileError(
+            f"{path}: {len(tokens)} tokens hold no window of block_size + 1 = "
+            f"{block_size + 1}; shorten model.block_size or the variant's"
+        )
+    largest = int(tokens.numpy().max())  # torch has no max for uint16
+    if largest >= vocab_size:
+        raise TokenFileError(
+            f"{path}: holds token id {largest}, outside the vocabulary of {vocab_size} "
+            "(bpe.vocab_size); rerun `dvc repro tokenize` so the tokens match it"
+        )

@@ -9,7 +9,8 @@ final, whole-split ``val/ppl`` is the evaluate stage's.
 from __future__ import annotations
 
 import csv
-import os
+import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ import lightning.pytorch as pl
 from lightning.pytorch.callbacks import Callback
 from torch import Tensor
 
+from attnlab.errors import DivergedError
 from attnlab.evaluation.perplexity import score_windows
+from attnlab.files import write_atomically
 
 PPL = "val/ppl"
 # The W&B key of a curve point: a sample of windows, not the whole split (summary.py).
@@ -25,13 +28,17 @@ SAMPLE = "val/ppl_sample"
 
 
 class ValidationCurve(Callback):
-    """Append ``step, val/ppl`` to a CSV plots file every ``every_n_steps`` steps.
+    """Write ``step, val/ppl`` to a CSV plots file every ``every_n_steps`` steps.
 
     Points are taken at step 0 (before any update), at every multiple of
     ``every_n_steps`` and at the last step of the fit; ``step`` counts the updates made.
     Only global rank zero scores, writes and logs; the other ranks do nothing, so no
-    collective is involved. Each row is flushed as it is written, and each point is also
-    handed to the trainer's loggers (W&B) as ``val/ppl_sample``.
+    collective is involved. At each point the whole file is rewritten from ``points`` and
+    renamed into place, never appended to: whatever else once wrote there (a killed or
+    orphaned run of the same configuration), the file holds this run's curve and nothing
+    else. Each point is also handed to the trainer's loggers (W&B) as ``val/ppl_sample``
+    (a sample of windows, not the whole split); a non-finite one stops the fit with
+    :class:`~attnlab.errors.DivergedError`.
 
     Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
     deletes a stage's outputs before rerunning it, file and all. When a fit starts at
@@ -113,9 +120,10 @@ class ValidationCurve(Callback):
         if self.points and self.points[-1][0] == step:
             return
         ppl = score_windows(pl_module, self.windows, self.batch_size).ppl
+        if not math.isfinite(ppl):
+            raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
         self.points.append((step, ppl))
-        with self.path.open("a", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerow((step, repr(ppl)))  # repr: reads back as the same float
+        self._rewrite()
         for logger in trainer.loggers:
             logger.log_metrics({SAMPLE: ppl}, step=step)
 
@@ -126,11 +134,8 @@ class ValidationCurve(Callback):
             return [(int(row["step"]), float(row[PPL])) for row in csv.DictReader(f)]
 
     def _rewrite(self) -> None:
-        # Written beside the target, then renamed over it: a kill leaves the old or the new.
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(self.path.name + ".partial")
-        with partial.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(("step", PPL))
-            writer.writerows((step, repr(ppl)) for step, ppl in self.points)
-        os.replace(partial, self.path)
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(("step", PPL))
+        writer.writerows((step, repr(ppl)) for step, ppl in self.points)  # repr: exact
+        write_atomically(self.path, text.getvalue().encode("utf-8"))

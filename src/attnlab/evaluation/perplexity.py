@@ -9,6 +9,7 @@ same protocol at several lengths on one model (:func:`perplexity_by_length`).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnlab.evaluation.windows import cut_windows
+
+_MAX_EXP = math.log(sys.float_info.max)  # 709.78: the largest x whose exp is a float
 
 PERPLEXITY_PROTOCOL = (
     "exp(mean next-token NLL, nats) over the whole split, cut into non-overlapping windows of "
@@ -88,7 +91,13 @@ def score_windows(model: nn.Module, windows: Tensor, batch_size: int) -> Perplex
     with evaluating(model):
         total = _summed_nll(model, windows, batch_size)
     tokens = windows.shape[0] * (windows.shape[1] - 1)
-    return Perplexity(ppl=math.exp(total / tokens), nll=total / tokens, tokens=tokens)
+    return Perplexity(ppl=_exp(total / tokens), nll=total / tokens, tokens=tokens)
+
+
+def _exp(nll: float) -> float:
+    # A diverged model's NLL can pass 709.78, where math.exp raises OverflowError: its
+    # perplexity is then infinite, which callers refuse with a message of their own.
+    return math.exp(nll) if nll < _MAX_EXP else math.inf
 
 
 def perplexity(model: nn.Module, tokens: Tensor, length: int, batch_size: int) -> Perplexity:
@@ -110,7 +119,7 @@ def perplexity(model: nn.Module, tokens: Tensor, length: int, batch_size: int) -
         if cut.tail is not None:
             total += _summed_nll(model, cut.tail, 1)
     n = cut.targets
-    return Perplexity(ppl=math.exp(total / n), nll=total / n, tokens=n)
+    return Perplexity(ppl=_exp(total / n), nll=total / n, tokens=n)
 
 
 def perplexity_by_length(

@@ -93,6 +93,7 @@ class TrialObjective:
             self.run_root,
             self.wandb_folder,
             resume=False,
+            resumable=False,  # a retry trains afresh: no checkpoint is ever read back
             callbacks=[curve, CurvePruning(trial, curve), score, record],
             tags=(self.sweep.name,),
         )

@@ -55,8 +55,9 @@ _COLUMNS = (
 def _note(trial: FrozenTrial) -> str:
     if trial.user_attrs.get(SURPLUS_ATTR):
         return "surplus: asked for after the study was full"
-    if trial.user_attrs.get(INTERRUPTED_ATTR):
-        return "stopped by SIGTERM; its params were handed to the next worker"
+    if interrupted := trial.user_attrs.get(INTERRUPTED_ATTR):
+        signal_name = interrupted if isinstance(interrupted, str) else "SIGTERM"  # older studies
+        return f"stopped by {signal_name}; its params were handed to the next worker"
     if ERROR_ATTR in trial.user_attrs:
         return str(trial.user_attrs[ERROR_ATTR]).splitlines()[0][:200]
     if trial.state == TrialState.PRUNED and trial.intermediate_values:

@@ -11,7 +11,8 @@ passing the gate at the same instant are resolved inside the trial (:func:`guard
 later trial number waits, and ends FAIL with the user attribute ``surplus`` if the study
 filled up meanwhile. A trial that raises is FAIL with its error in the user attribute
 ``error``, and the study goes on; ``max_failed`` of them stop the worker (a bug, not luck).
-A trial stopped by SIGTERM (``dvc queue kill``, a batch scheduler's pre-emption) stops its
+A trial stopped by SIGTERM or SIGINT (``dvc queue kill``, a batch scheduler's pre-emption,
+Ctrl-C) stops its
 worker too: the trial is FAIL with the user attribute ``interrupted``, its params wait as a
 new trial for the next worker, and the worker exits with an error rather than starting
 another trial it was asked not to run.
@@ -60,7 +61,7 @@ class TrialError(Exception):
 
 
 class SweepInterrupted(AttnlabError):
-    """SIGTERM stopped a trial; its params wait for the next worker, this one stops."""
+    """SIGTERM or SIGINT stopped a trial; its params wait for the next worker, this one stops."""
 
 
 class SurplusTrial(Exception):
@@ -239,10 +240,10 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
         except optuna.TrialPruned:
             raise
         except TrainingInterrupted as err:
-            _requeue(trial)
+            _requeue(trial, err.signal_name)
             raise SweepInterrupted(
-                f"trial {trial.number} stopped by SIGTERM; its params wait for the next worker "
-                "(rerun the stage, or start a worker, to go on)"
+                f"trial {trial.number} stopped by {err.signal_name}; its params wait for the next "
+                "worker, which trains them afresh (rerun the stage, or start a worker, to go on)"
             ) from err
         except Exception as err:
             trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])
@@ -251,20 +252,20 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
     return run
 
 
-def _requeue(trial: Trial) -> None:
+def _requeue(trial: Trial, signal_name: str) -> None:
     """Hand ``trial``'s params to the next worker, as a dead worker's trial is handed on.
 
     The storage's own retry callback (``RetryHeartbeatStaleTrialCallback``, storage.py)
     enqueues a WAITING copy that records this trial in its system attribute
     ``failed_trial``, so the retry shows in trials.csv's ``retry_of`` like any other and
-    counts against ``sweeps.max_retry``. The trial is marked ``interrupted`` only after the
-    copy, which would otherwise inherit the mark.
+    counts against ``sweeps.max_retry``. The trial is marked ``interrupted`` (with the
+    signal's name) only after the copy, which would otherwise inherit the mark.
     """
     study = trial.study
     retry = study._storage.get_heartbeat_stale_trial_callback()  # as fail_stale_trials does
     if retry is not None:
         retry(study, next(t for t in study.get_trials() if t.number == trial.number))
-    trial.set_user_attr(INTERRUPTED_ATTR, True)
+    trial.set_user_attr(INTERRUPTED_ATTR, signal_name)
 
 
 def run_study(
@@ -279,7 +280,7 @@ def run_study(
 
     Raises:
         SweepError: ``max_failed`` trials raised.
-        SweepInterrupted: SIGTERM stopped a trial (its params are enqueued again).
+        SweepInterrupted: SIGTERM or SIGINT stopped a trial (its params are enqueued again).
     """
     gate = SlotGate(target, max_failed, poll_s)
     if gate.wait(study):  # a study that is already full (a rerun) asks for nothing

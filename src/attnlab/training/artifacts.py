@@ -6,11 +6,15 @@ the resolved configuration it was trained with: variant, model config, recipe, b
 steps, seed, hardware, fingerprint and git revision. Offline W&B loses its config when a
 run is killed (PITFALLS 4), so this file, not W&B, is where the hyperparameters live.
 
+Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
+naming the file, and never leaves half a file behind.
+
 Evaluation, the probes and the Winograd stages (EXPERIMENTS.md E02-E18) start from
 :func:`load_trained_model`.
 """
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ import torch
 
 from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
+from attnlab.files import write_atomically
 from attnlab.models import LanguageModel, ModelConfig
 
 WEIGHTS = "model.pt"
@@ -43,9 +48,10 @@ def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Pat
     as :meth:`attnlab.training.TrainJob.config` returns them.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
-    torch.save(state, folder / WEIGHTS)
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    write_atomically(folder / WEIGHTS, buffer.getvalue())
     write_json(folder / CONFIG, config)
 
 
@@ -76,9 +82,7 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` as indented JSON with a final newline (a DVC metrics file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_atomically(Path(path), (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
 
 
 def write_curve(path: Path, points: list[tuple[int, float]]) -> None:
@@ -87,12 +91,11 @@ def write_curve(path: Path, points: list[tuple[int, float]]) -> None:
     Losses are written with ``repr``: the shortest text that reads back as the same float,
     so two curves compare bit for bit through the file.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["step", "loss"])
-        writer.writerows((step, repr(loss)) for step, loss in points)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(["step", "loss"])
+    writer.writerows((step, repr(loss)) for step, loss in points)
+    write_atomically(Path(path), text.getvalue().encode("utf-8"))
 
 
 def read_curve(path: Path) -> list[tuple[int, float]]:

@@ -10,14 +10,17 @@ Three traps of Lightning are closed here (PITFALLS 6 and 7):
   :func:`checkpoint_step` reads it up front, so a corrupt file is an error naming it.
 - A kill during ``torch.save`` must not destroy the previous good checkpoint:
   :class:`AtomicCheckpointIO` writes a temporary file, fsyncs it, then renames it over.
+- A bit flipped inside a tensor still unpickles, and would resume as different weights:
+  each file starts with the SHA-256 of the serialised checkpoint after it, and
+  :func:`load_checkpoint_file` refuses a file whose bytes do not match it.
 
 ``ModelCheckpoint`` is not used: its version counter, epoch-end saves and top-k
 bookkeeping serve model selection, while resume needs exactly one always-valid file.
 """
 
-import os
+import hashlib
+import io
 import random
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,13 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from attnlab.errors import AttnlabError
+from attnlab.files import remove_temporaries, write_atomically
 
 LAST = "last.ckpt"
 FINGERPRINT_KEY = "attnlab_fingerprint"
+# The first line of every checkpoint file: this prefix, then the SHA-256 (hex) of the rest.
+_HEADER = b"attnlab-checkpoint sha256="
+_HEADER_LINE = len(_HEADER) + 64 + 1  # prefix, hex digest, newline
 
 
 class CheckpointError(AttnlabError):
@@ -43,46 +50,40 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     def save_checkpoint(
         self, checkpoint: dict[str, Any], path: str | Path, storage_options: Any = None
     ) -> None:
-        """Save to a temporary file beside ``path``, fsync, then rename over ``path``."""
+        """Serialise, prefix the content hash, and replace ``path`` all-or-nothing.
+
+        Raises:
+            WriteError: the disk is full or the folder cannot be written (naming the file).
+        """
         if storage_options is not None:
             raise TypeError("AtomicCheckpointIO takes no storage_options")
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(checkpoint, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)  # atomic on POSIX: readers see the old file or the new
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _fsync_directory(path.parent)
+        buffer = io.BytesIO()
+        torch.save(checkpoint, buffer)
+        payload = buffer.getbuffer()
+        header = _HEADER + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+        write_atomically(Path(path), header + payload)
 
     def load_checkpoint(self, path: str | Path, map_location: Any = None, **kwargs: Any) -> dict:
         """Load a checkpoint, turning any read failure into a :class:`CheckpointError`."""
         return load_checkpoint_file(Path(path))
 
 
-def _fsync_directory(folder: Path) -> None:
-    # The rename itself is durable only once the directory entry is on disk.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def load_checkpoint_file(path: Path) -> dict[str, Any]:
     """Read a Lightning checkpoint written by :class:`AtomicCheckpointIO`.
 
     Raises:
-        CheckpointError: the file is truncated, corrupt or not a Lightning checkpoint.
+        CheckpointError: the file is truncated, corrupt (its bytes do not match the hash
+            written with them) or not a Lightning checkpoint.
     """
     try:
+        data = Path(path).read_bytes()
+        header, payload = data[:_HEADER_LINE], memoryview(data)[_HEADER_LINE:]
+        if not header.startswith(_HEADER):
+            raise ValueError("no content hash: not written by attnlab")
+        if hashlib.sha256(payload).hexdigest().encode() != header[len(_HEADER) : -1]:
+            raise ValueError("its bytes do not match the SHA-256 written with them")
         # Our own files, holding NumPy/Python RNG state: not restricted to weights.
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+        checkpoint = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
     except Exception as err:
         raise CheckpointError(
             f"{path}: unreadable checkpoint ({type(err).__name__}: {err}). Delete it to "
@@ -111,8 +112,7 @@ def checkpoint_step(path: Path, fingerprint: str) -> int:
 
 def remove_stale_temporaries(folder: Path) -> None:
     """Delete half-written temporaries left by a kill during a save (never the checkpoint)."""
-    for stale in folder.glob(f".{LAST}.*.tmp"):
-        stale.unlink(missing_ok=True)
+    remove_temporaries(folder, LAST)
 
 
 class RngState(pl.Callback):
@@ -156,24 +156,20 @@ class RngState(pl.Callback):
 class PeriodicCheckpoint(pl.Callback):
     """Write ``<folder>/last.ckpt`` every ``every_n_train_steps`` steps and on SIGTERM.
 
-    SIGTERM (``dvc queue kill``, a batch scheduler) reaches us through Lightning at a step
-    boundary, where the state is consistent, so it is saved; Ctrl-C can land inside an
-    optimiser step, so it is not, and the last periodic checkpoint stands.
+    SIGTERM (a batch scheduler, ``kill``) reaches us through Lightning at a step boundary,
+    where the state is consistent, so it is saved; SIGINT (Ctrl-C, ``dvc queue kill``) is
+    turned into SIGTERM during the fit (:mod:`attnlab.training.signals`), so it is too.
 
     Args:
         folder: The fixed directory of this run's resume state.
         every_n_train_steps: The interval; at most this many steps are redone after a kill.
         fingerprint: Stored in the checkpoint and checked on resume.
-        save_at_end: Also save after the last step (to keep the final optimiser state).
     """
 
-    def __init__(
-        self, folder: Path, every_n_train_steps: int, fingerprint: str, save_at_end: bool
-    ) -> None:
+    def __init__(self, folder: Path, every_n_train_steps: int, fingerprint: str) -> None:
         self.path = Path(folder) / LAST
         self.every = every_n_train_steps
         self.fingerprint = fingerprint
-        self.save_at_end = save_at_end
 
     def on_save_checkpoint(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
@@ -195,13 +191,15 @@ class PeriodicCheckpoint(pl.Callback):
             trainer.save_checkpoint(self.path, weights_only=False)
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        """Save the final state when asked to keep it."""
-        if self.save_at_end:
-            trainer.save_checkpoint(self.path, weights_only=False)
+        """Save the final state, which a rerun resumes from until the outputs are written.
+
+        A rerun after a failed write then resumes at the last step and trains nothing again.
+        """
+        trainer.save_checkpoint(self.path, weights_only=False)
 
     def on_exception(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException
     ) -> None:
-        """Save on SIGTERM, which Lightning raises only between steps."""
+        """Save on SIGTERM (or SIGINT), which Lightning raises only between steps."""
         if isinstance(exception, SIGTERMException) and trainer.global_step > 0:
             trainer.save_checkpoint(self.path, weights_only=False)

@@ -6,14 +6,18 @@ of one per step, PERFORMANCE.md), they are averaged across ranks (the global bat
 handed to the loggers (W&B), each beside the learning rate its step used (``train/lr``,
 a host-side float: no sync), and kept for the plots file. The points travel in the
 checkpoint, so a resumed run's curve is the uninterrupted run's curve, with no step
-missing or repeated.
+missing or repeated. A non-finite loss stops the run at the flush that sees it: every
+later step would be NaN too, and a NaN curve must never be recorded as a result.
 """
 
+import math
 from typing import Any
 
 import lightning.pytorch as pl
 import torch
 from torch import Tensor
+
+from attnlab.errors import DivergedError
 
 LOSS = "train/loss"
 LR = "train/lr"
@@ -83,6 +87,9 @@ class LossCurve(pl.Callback):
         """Copy the queued losses to the host, average them over ranks, log them.
 
         Every rank must call this at the same step: in DDP the average is a collective.
+
+        Raises:
+            DivergedError: a loss is NaN or infinite (on every rank: the values are shared).
         """
         if not self._pending or self._trainer is None:
             return
@@ -93,6 +100,9 @@ class LossCurve(pl.Callback):
         start, rates = self._pending_start, self._pending_lr
         self._pending, self._pending_lr = [], []
         new = [(start + i, value) for i, value in enumerate(values)]
+        for step, value in new:
+            if not math.isfinite(value):
+                raise DivergedError(f"{LOSS} is {value} at step {step}: training diverged")
         self.points.extend(new)
         for logger in trainer.loggers:
             for (step, value), lr in zip(new, rates, strict=True):

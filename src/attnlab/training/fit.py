@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,10 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 from lightning.pytorch.loggers import WandbLogger
-from lightning.pytorch.utilities.exceptions import SIGTERMException
+from lightning.pytorch.utilities.exceptions import MisconfigurationException, SIGTERMException
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-from attnlab.errors import AttnlabError, ParamsError
+from attnlab.errors import AttnlabError, DivergedError, ParamsError
 from attnlab.models import LanguageModel
 from attnlab.training.artifacts import final_loss
 from attnlab.training.checkpoints import (
@@ -39,10 +40,12 @@ from attnlab.training.checkpoints import (
 )
 from attnlab.training.curve import LOSS, LossCurve
 from attnlab.training.data import TokenWindows
+from attnlab.training.lock import RunLocked, exclusive_run
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
+from attnlab.training.signals import sigint_as_sigterm
 from attnlab.training.task import LanguageModelTask
 from attnlab.training.tracking import (
     finish_run,
@@ -57,7 +60,15 @@ say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
 
 
 class TrainingInterrupted(AttnlabError):
-    """Training stopped on SIGTERM after saving its state; rerunning resumes it."""
+    """SIGTERM or SIGINT stopped training at a step boundary, after saving its state.
+
+    Attributes:
+        signal_name: ``SIGTERM`` or ``SIGINT``.
+    """
+
+    def __init__(self, message: str, signal_name: str) -> None:
+        super().__init__(message)
+        self.signal_name = signal_name
 
 
 @dataclass
@@ -76,6 +87,24 @@ class TrainResult:
     curve: list[tuple[int, float]]
     is_global_zero: bool
     provenance: dict[str, Any] = field(default_factory=dict)
+    resume_state: Path | None = None
+
+    def discard_resume_state(self) -> None:
+        """Remove the finished run's resume state; call it once every output is written.
+
+        Until then a failed write (a full disk) can be retried by rerunning the stage,
+        which resumes at the last step instead of training again. The folder is left
+        alone while another process holds its lock: that process owns it now.
+        """
+        folder = self.resume_state
+        if folder is None:
+            return
+        try:
+            with exclusive_run(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+        except RunLocked:
+            say("left %s in place: another trainer of this configuration holds it", folder)
+        self.resume_state = None
 
 
 def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
@@ -100,6 +129,18 @@ def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[
 
 
 def _trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trainer:
+    """Lightning's Trainer for ``job``, or a ParamsError naming the hardware it lacks."""
+    hardware = job.trainer
+    try:
+        return _lightning_trainer(job, callbacks, root)
+    except MisconfigurationException as err:  # e.g. accelerator: gpu on a machine without
+        raise ParamsError(
+            f"trainer: accelerator={hardware.accelerator!r} devices={hardware.devices!r} "
+            f"strategy={hardware.strategy!r} cannot run here: {err}"
+        ) from None
+
+
+def _lightning_trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trainer:
     hardware = job.trainer
     return pl.Trainer(
         accelerator=hardware.accelerator,
@@ -147,6 +188,7 @@ def train_variant(
     *,
     resume: bool = True,
     keep_checkpoint: bool = False,
+    resumable: bool = True,
     live_progress: bool | None = None,
     project_dir: Path | None = None,
     data: pl.LightningDataModule | None = None,
@@ -154,6 +196,11 @@ def train_variant(
     tags: Sequence[str] = (),
 ) -> TrainResult:
     """Train ``job``'s variant on the token file ``train_tokens``.
+
+    Only one process at a time trains a configuration: rank 0 holds the lock of the run's
+    checkpoint folder (:mod:`attnlab.training.lock`) for the whole fit. The resume state
+    of a finished run is left in place, for the caller to remove with
+    :meth:`TrainResult.discard_resume_state` once every output is safely written.
 
     Args:
         job: The resolved variant, budget, seed and hardware.
@@ -164,6 +211,8 @@ def train_variant(
             deletes it and starts from step 0.
         keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
             deleting the resume state after success.
+        resumable: Write checkpoints at all. False (a sweep trial, which a retry starts
+            afresh) writes none, and removes the run's folder however the fit ends.
         live_progress: Draw a progress bar; None means "when stdout is a terminal".
         project_dir: The checkout whose git revision the run records (default: cwd).
         data: Batches other than P0's token windows (e.g. the Winograd sentences); they
@@ -174,17 +223,49 @@ def train_variant(
         tags: W&B tags beside the experiment and the variant (e.g. the study).
 
     Raises:
+        RunLocked: another live process trains this configuration.
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
-        TrainingInterrupted: SIGTERM stopped training (its state was saved first).
+        DivergedError: a loss, a val/ppl point or a final weight is not finite.
+        TrainingInterrupted: SIGTERM or SIGINT stopped training (its state was saved first
+            when ``resumable``).
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job.variant.name, digest)
-    start, first_step = _resume_point(folder, digest, job.steps, resume)
-    folder.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(folder)
+    call = _Run(
+        job, train_tokens, wandb_folder, folder, digest, resume and resumable,
+        keep_checkpoint, resumable, live_progress, project_dir, data, tuple(callbacks), tuple(tags),
+    )  # fmt: skip
+    with ExitStack() as held:
+        if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
+            held.enter_context(exclusive_run(folder))
+        if not resumable:
+            held.callback(shutil.rmtree, folder, ignore_errors=True)
+        return _train(call)
 
+
+@dataclass(frozen=True)
+class _Run:
+    """The arguments of one :func:`train_variant` call, with its fingerprint and folder."""
+
+    job: TrainJob
+    train_tokens: Path
+    wandb_folder: Path
+    folder: Path
+    digest: str
+    resume: bool
+    keep_checkpoint: bool
+    resumable: bool
+    live_progress: bool | None
+    project_dir: Path | None
+    data: pl.LightningDataModule | None
+    callbacks: tuple[pl.Callback, ...]
+    tags: tuple[str, ...]
+
+
+def _train(call: _Run) -> TrainResult:
+    job, folder, digest = call.job, call.folder, call.digest
     pl.seed_everything(job.seed, verbose=False)
     torch.set_float32_matmul_precision(job.trainer.matmul_precision)
     model = LanguageModel(job.variant.model)
@@ -192,22 +273,29 @@ def train_variant(
     task = LanguageModelTask(
         model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
     )
-    if data is None:
-        data = _token_windows(job, train_tokens)
+    data = call.data if call.data is not None else _token_windows(job, call.train_tokens)
     curve = LossCurve(job.trainer.log_every_n_steps)
-    checkpoints = PeriodicCheckpoint(
-        folder, job.checkpoint.every_n_train_steps, digest, keep_checkpoint
-    )
+    every = job.checkpoint.every_n_train_steps
+    saving = [PeriodicCheckpoint(folder, every, digest)]
     progress = Progress(
-        job.variant.name, job.tokens_per_step, job.trainer.log_every_n_steps, curve, live_progress
+        job.variant.name,
+        job.tokens_per_step,
+        job.trainer.log_every_n_steps,
+        curve,
+        call.live_progress,
     )
-    trainer = _trainer(job, [curve, RngState(), *callbacks, checkpoints, progress], folder)
+    trainer = _trainer(
+        job, [curve, RngState(), *call.callbacks, *saving[: call.resumable], progress], folder
+    )
     if recipe.batch_size % trainer.world_size:
         raise ParamsError(
             f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
             f"split evenly across {trainer.world_size} processes"
         )
-    revision = git_revision(project_dir or Path.cwd())
+    start, first_step = _resume_point(folder, digest, job.steps, call.resume)
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(folder)
+    revision = git_revision(call.project_dir or Path.cwd())
     config = {
         **job.config(),
         "fingerprint": digest,
@@ -221,9 +309,9 @@ def train_variant(
             job.wandb,
             run_name(variant, revision["git_commit"]),
             replica_group(variant, config),
-            [job.variant.experiment, variant, *tags],
+            [job.variant.experiment, variant, *call.tags],
             config,
-            wandb_folder,
+            call.wandb_folder,
         )
     if run is not None:
         trainer.loggers = [WandbLogger(experiment=run)]
@@ -232,22 +320,20 @@ def train_variant(
     exit_code = 1
     try:
         began = time.perf_counter()
-        try:
-            trainer.fit(task, datamodule=data, ckpt_path=start)
-        except SIGTERMException:
-            raise TrainingInterrupted(
-                f"{job.variant.name}: stopped by SIGTERM at step {trainer.global_step}; "
-                f"rerun to resume from {folder / LAST}"
-            ) from None
+        _fit(trainer, task, data, start, job.variant.name, folder if call.resumable else None)
         wall_s = time.perf_counter() - began
         metrics = _metrics(job, trainer, model, curve.points, wall_s, first_step)
         summary = metrics
         exit_code = 0
+    except DivergedError as err:
+        raise DivergedError(
+            f"{job.variant.name}: {err} (a lower train.lr, or some train.warmup_steps, may "
+            "help); no model or metrics were written"
+        ) from None
     finally:
         finish_run(run, summary, exit_code)
 
-    if trainer.is_global_zero and not keep_checkpoint:
-        shutil.rmtree(folder, ignore_errors=True)  # resume state of a finished run
+    discard = trainer.is_global_zero and call.resumable and not call.keep_checkpoint
     return TrainResult(
         model=model.cpu(),
         config=config,
@@ -259,7 +345,32 @@ def train_variant(
             "dvc_experiment": config["dvc_experiment"],
             "wandb_run": run.id if run is not None else None,
         },
+        resume_state=folder if discard else None,
     )
+
+
+def _fit(
+    trainer: pl.Trainer,
+    task: LanguageModelTask,
+    data: pl.LightningDataModule,
+    start: Path | None,
+    name: str,
+    folder: Path | None,
+) -> None:
+    """``trainer.fit``, stopped cleanly by SIGTERM or SIGINT, refusing non-finite weights.
+
+    ``folder`` is the resume state's folder, None when the run writes none.
+    """
+    with sigint_as_sigterm() as stop:
+        try:
+            trainer.fit(task, datamodule=data, ckpt_path=start)
+        except SIGTERMException:
+            then = f"; rerun to resume from {folder / LAST}" if folder else ""
+            raise TrainingInterrupted(
+                f"{name}: stopped by {stop.name} at step {trainer.global_step}{then}", stop.name
+            ) from None
+    if not all(torch.isfinite(p).all() for p in task.parameters()):
+        raise DivergedError(f"a weight is not finite after step {trainer.global_step}")
 
 
 def _metrics(
