@@ -1,4 +1,4 @@
-"""Params of the data half of the pipeline: download, bpe and tokenize (P0 of EXPERIMENTS.md)."""
+"""Params of the data half of the pipeline: download, bpe and tokenize (P0 of docs/catalogue.md)."""
 
 import re
 from typing import Annotated

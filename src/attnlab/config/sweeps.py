@@ -1,4 +1,4 @@
-"""Params of the Optuna sweeps (the Sweeps section of EXPERIMENTS.md): search spaces as data.
+"""Params of the Optuna sweeps (the Sweeps section of docs/catalogue.md): search spaces as data.
 
 One entry of ``sweeps.studies`` is one study: the variant its trials start from, the axes
 it searches (``space``, keyed by the model or train field each axis sets: the YAML key,

@@ -1,7 +1,7 @@
 """Params of the ``train`` stage beyond the recipe: hardware, checkpoints and W&B.
 
 The recipe itself (steps, batch, lr, warmup) lives in ``train`` and the variants (P0 of
-EXPERIMENTS.md); these sections say *where* and *how observably* it runs. Hardware knobs
+docs/catalogue.md); these sections say *where* and *how observably* it runs. Hardware knobs
 can change the numbers (precision, the device's kernels), so they are params DVC tracks,
 not command-line flags.
 """

@@ -1,6 +1,6 @@
 """Trained variants as data: model and training defaults plus per-variant overrides.
 
-Every trained row of EXPERIMENTS.md (E02, E08, E11, E13, E18) is an entry of
+Every trained row of docs/catalogue.md (E02, E08, E11, E13, E18) is an entry of
 ``variants`` in params.yaml named ``<experiment>-<row>``; it overrides the P0 defaults of
 ``model`` and ``train``. :func:`resolve_variant` turns one entry into the objects training
 needs, and the loader resolves every entry up front, so a bad override fails before any

@@ -1,4 +1,4 @@
-"""Byte-level BPE (P0 of EXPERIMENTS.md): 256 byte tokens plus merges, no special tokens.
+"""Byte-level BPE (P0 of docs/catalogue.md): 256 byte tokens plus merges, no special tokens.
 
 Built on HF ``tokenizers`` with GPT-2's pre-tokenization regex, so every byte string,
 including bytes the training text never contained, encodes and decodes losslessly.

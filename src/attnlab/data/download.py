@@ -1,4 +1,4 @@
-"""Fetch the corpus (P0 of EXPERIMENTS.md) and land it only when its SHA-256 is right.
+"""Fetch the corpus (P0 of docs/catalogue.md) and land it only when its SHA-256 is right.
 
 The bytes come from the canonical URL, or from a local mirror (a path or ``file://`` URL)
 when the machine has no internet. Either way they are hashed while they stream into a

@@ -1,4 +1,4 @@
-"""The token stream as Parquet (P0 of EXPERIMENTS.md): encode, split 90/10, store, read back.
+"""The token stream as Parquet (P0 of docs/catalogue.md): encode, split 90/10, store, read back.
 
 Each split is one ``uint16`` column named ``token``; the schema metadata names the split,
 the SHA-256 of the tokenizer that produced it, and the SHA-256 of the tokens themselves.

@@ -2,7 +2,7 @@
 
 The validation curve (:class:`~attnlab.evaluation.ValidationCurve`) scores a fixed
 sample of 64 windows, cheap enough to draw during training; W&B logs it as
-``val/ppl_sample``. The number every claim of EXPERIMENTS.md uses is P0's ``val/ppl`` on
+``val/ppl_sample``. The number every claim of docs/catalogue.md uses is P0's ``val/ppl`` on
 the whole validation split, and beside it the bits per byte (``val/bpb``), which does not
 depend on the vocabulary. :class:`WholeSplitScore` computes both when training ends,
 with the evaluate stage's own function, so a train run's and a sweep trial's summary mean

@@ -1,6 +1,6 @@
 """Which stages a fan-out runs, and in what order: DVC's own stage graph, pruned.
 
-Serves the whole catalogue (every experiment of EXPERIMENTS.md is a set of DVC stages).
+Serves the whole catalogue (every experiment of docs/catalogue.md is a set of DVC stages).
 The graph and the up-to-date check come from DVC's API (``Repo.index.graph``,
 ``Repo.status``), never from re-reading ``dvc.yaml``: DVC alone knows what ``foreach``
 expands to, which outputs feed which dependencies, and what its lock file records.

@@ -4,7 +4,7 @@ Serves the fan-out of the whole catalogue. On a CPU, one stage per core with one
 thread each: two one-thread processes out-train one two-thread process (PERFORMANCE.md,
 x1.10), and jobs x threads never exceeds the cores, so no OpenMP team spins against
 another. On GPUs, each visible device takes ``per_device`` stages at once (one of
-EXPERIMENTS.md's small models leaves most of an accelerator idle), and the host's cores
+docs/catalogue.md's small models leaves most of an accelerator idle), and the host's cores
 are shared out among all of them.
 
 Everything here is pure: the cores and devices are passed in, and a child's settings are

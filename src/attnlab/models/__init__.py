@@ -1,4 +1,4 @@
-"""The model half of attnlab: every architecture of EXPERIMENTS.md as pure `torch.nn`."""
+"""The model half of attnlab: every architecture of docs/catalogue.md as pure `torch.nn`."""
 
 from attnlab.models.config import ModelConfig
 from attnlab.models.counting import (

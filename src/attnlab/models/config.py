@@ -1,6 +1,6 @@
 """The typed model config: one field per axis of the story.
 
-Every trained variant of EXPERIMENTS.md (the E02 ladder, E08's head widths, E11's norm
+Every trained variant of docs/catalogue.md (the E02 ladder, E08's head widths, E11's norm
 placements, E13's position schemes, E18's depth) is one `ModelConfig`. The defaults are
 the P0 full one-block transformer (477,696 parameters). Invalid combinations fail here,
 at construction, with a message that starts with the offending field's name.

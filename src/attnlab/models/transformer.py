@@ -1,6 +1,6 @@
 """The language model assembled from a `ModelConfig`: embedding, blocks, output layer.
 
-Serves every trained experiment of EXPERIMENTS.md: the E02 ladder (each row one config),
+Serves every trained experiment of docs/catalogue.md: the E02 ladder (each row one config),
 E08 (head width), E11 (pre- vs post-norm, 12 blocks), E13 (positions), E16-E18 (depth)
 and the attention maps of E09 and E17. Initialisation is PyTorch's default everywhere
 (P0): no custom init, because E09's score statistics depend on it.

@@ -1,4 +1,4 @@
-"""The computed experiments of EXPERIMENTS.md (no training): E03-E07, E10, E12, E14, E15, E19.
+"""The computed experiments of docs/catalogue.md (no training): E03-E07, E10, E12, E14, E15, E19.
 
 One module per group of experiments, each a set of pure functions of sizes and the params
 seed returning typed results that offer ``metrics()`` and ``table()`` (see `records`):

@@ -1,7 +1,7 @@
 """The report (issue: report): every experiment's tables, figures and claim verdicts.
 
 :func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
-every claim of EXPERIMENTS.md from the numbers (:mod:`attnlab.report.claims`) and renders
+every claim of docs/catalogue.md from the numbers (:mod:`attnlab.report.claims`) and renders
 ``index.html`` (one self-contained page), ``REPORT.md``, the browser demo and the headline
 metrics `dvc exp show` compares (:mod:`attnlab.report.headline`). Whatever was not
 measured shows as *not run*; nothing missing makes it fail.

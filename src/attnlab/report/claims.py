@@ -1,4 +1,4 @@
-"""Every claim of EXPERIMENTS.md as data, and its verdict computed from the measurements.
+"""Every claim of docs/catalogue.md as data, and its verdict computed from the measurements.
 
 Each claim carries the catalogue's own words, the rule that decides it (the measurements
 it needs and a threshold stated in numbers) and ``reading``: how the threshold reads the

@@ -1,6 +1,6 @@
 """What one section of the report holds, independent of HTML or Markdown.
 
-A :class:`Section` is one experiment of EXPERIMENTS.md (or P0, or the sweeps): its
+A :class:`Section` is one experiment of docs/catalogue.md (or P0, or the sweeps): its
 protocol lines, its tables, its figures and notes. The section builders fill them from
 the measurements; :mod:`attnlab.report.render` turns them into a page and a Markdown file.
 """

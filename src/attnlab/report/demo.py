@@ -1,4 +1,4 @@
-"""The browser demo page (EXPERIMENTS.md, "The browser demo"), with the real maps filled in.
+"""The browser demo page (docs/catalogue.md, "The browser demo"), with the real maps filled in.
 
 The page itself is plain HTML and JavaScript (``demo.html`` beside this module): no build
 step, no network. Rendering only embeds the trained Winograd models' attention maps as a

@@ -1,4 +1,4 @@
-"""Everything the pipeline measured, read back from disk for the report (all of EXPERIMENTS.md).
+"""Everything the pipeline measured, read back from disk for the report (all of docs/catalogue.md).
 
 The report renders whatever exists: every metrics JSON under the metrics folder (keyed by
 its path, ``ladder-average/eval``, ``probes/e05``, ``cost``), every curve CSV, every table

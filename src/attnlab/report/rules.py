@@ -1,4 +1,4 @@
-"""Predicates with their thresholds stated: how a claim of EXPERIMENTS.md is decided.
+"""Predicates with their thresholds stated: how a claim of docs/catalogue.md is decided.
 
 A :class:`Rule` names the measurements it needs (:class:`Ref`), says its test in words
 (the threshold included, shown beside every verdict) and decides from the numbers alone.

@@ -1,6 +1,6 @@
 """The report's sections in the story's order, each with the builder that fills it.
 
-One entry per experiment of EXPERIMENTS.md (the catalogue has no E01: P0, the base
+One entry per experiment of docs/catalogue.md (the catalogue has no E01: P0, the base
 protocol, comes first), then the sweeps. A builder reads :class:`Results` and fills the
 section's protocol, tables and figures; it never raises for a missing measurement.
 """

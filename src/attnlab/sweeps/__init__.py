@@ -1,4 +1,4 @@
-"""Optuna sweeps of the head width d_k and the warmup (the Sweeps section of EXPERIMENTS.md).
+"""Optuna sweeps of the head width d_k and the warmup (the Sweeps section of docs/catalogue.md).
 
 A study is data (params ``sweeps.studies``); :class:`Sweep` resolves one, and its trials
 train with the same code as the ``train`` stage (:class:`TrialObjective`). Storage is an

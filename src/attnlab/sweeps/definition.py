@@ -1,4 +1,4 @@
-"""One study of the Sweeps of EXPERIMENTS.md, resolved from params: what its trials train.
+"""One study of the Sweeps of docs/catalogue.md, resolved from params: what its trials train.
 
 A trial is the study's variant (``dk-128-scaled``: E08's short protocol; ``norm-pre``: E11's
 model) with the trial's values set over it, at the study's reduced budget: every step

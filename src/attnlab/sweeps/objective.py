@@ -1,4 +1,4 @@
-"""The objective of a study of the Sweeps of EXPERIMENTS.md: train one trial, score it.
+"""The objective of a study of the Sweeps of docs/catalogue.md: train one trial, score it.
 
 A trial is trained by the same code as the ``train`` stage
 (:func:`attnlab.training.train_variant`) at its study's reduced budget, drawing the same

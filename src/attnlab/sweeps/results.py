@@ -1,6 +1,6 @@
 """What a finished study leaves behind: best.json, trials.csv and Optuna's own figures.
 
-The record of the Sweeps of EXPERIMENTS.md: ``best.json`` (a DVC metric: the best trial's
+The record of the Sweeps of docs/catalogue.md: ``best.json`` (a DVC metric: the best trial's
 ``val/ppl``, params and W&B run, and how many trials ended in each state), ``trials.csv``
 (one row per trial: number, state, value (COMPLETE trials only), duration, W&B run id,
 the worker that ran it, the trial it retries, a note, then one column per searched

@@ -1,6 +1,6 @@
 """A study that ends with exactly its target number of finished trials, on any number of workers.
 
-Serves the Sweeps of EXPERIMENTS.md. A trial is *finished* when it is COMPLETE or PRUNED;
+Serves the Sweeps of docs/catalogue.md. A trial is *finished* when it is COMPLETE or PRUNED;
 ``MaxTrialsCallback`` stops a worker once the study holds ``target`` of them. That alone
 overshoots when several workers share a study: a worker that asks for a trial while the
 others run the last ones adds one too many. So before each ``ask`` a worker waits while

@@ -1,4 +1,4 @@
-"""Training every variant of EXPERIMENTS.md with Lightning: resumable, tracked, any hardware.
+"""Training every variant of docs/catalogue.md with Lightning: resumable, tracked, any hardware.
 
 Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote.
 """

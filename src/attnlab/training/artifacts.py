@@ -9,7 +9,7 @@ run is killed (PITFALLS 4), so this file, not W&B, is where the hyperparameters 
 Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
 naming the file, and never leaves half a file behind.
 
-Evaluation, the probes and the Winograd stages (EXPERIMENTS.md E02-E18) start from
+Evaluation, the probes and the Winograd stages (docs/catalogue.md E02-E18) start from
 :func:`load_trained_model`.
 """
 

@@ -1,6 +1,6 @@
 """Resume state that survives a kill: atomic checkpoints, RNG state, one fixed file.
 
-Serves every trained experiment of EXPERIMENTS.md at the story's budget (hours on a CPU).
+Serves every trained experiment of docs/catalogue.md at the story's budget (hours on a CPU).
 Three traps of Lightning are closed here (PITFALLS 6 and 7):
 
 - Lightning's checkpoint holds no RNG state: :class:`RngState` adds torch's (CPU and

@@ -1,4 +1,4 @@
-"""The per-step train loss, moved to the host in batches (the curves of EXPERIMENTS.md).
+"""The per-step train loss, moved to the host in batches (the curves of docs/catalogue.md).
 
 Each step's loss stays on the device until ``log_every_n_steps`` of them have piled up;
 then one ``stack`` and one copy bring them all to the host (one sync per interval instead

@@ -1,4 +1,4 @@
-"""Training batches as a pure function of (seed, step, rank) (P0 of EXPERIMENTS.md).
+"""Training batches as a pure function of (seed, step, rank) (P0 of docs/catalogue.md).
 
 P0 trains on random windows of ``block_size + 1`` tokens from the train split. Here the
 windows of global step ``s`` come from a ``torch.Generator`` seeded with ``(seed, s)``

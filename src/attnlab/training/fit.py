@@ -1,6 +1,6 @@
 """Train one variant end to end: resume or start, fit with Lightning, report, clean up.
 
-This is the ``train`` stage of every trained experiment in EXPERIMENTS.md, as a library
+This is the ``train`` stage of every trained experiment in docs/catalogue.md, as a library
 call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
 and returns the trained model, its curve and its metrics. Writing the stage's outputs is
 left to the caller (``pipeline/train.py``), through :mod:`attnlab.training.artifacts`.

@@ -1,6 +1,6 @@
 """One trainer per configuration: an exclusive lock on a run's checkpoint folder.
 
-Serves every trained experiment of EXPERIMENTS.md. A ``dvc repro`` killed with SIGKILL
+Serves every trained experiment of docs/catalogue.md. A ``dvc repro`` killed with SIGKILL
 leaves its stage running as an orphan; rerun at once, a second trainer of the same
 configuration would resume from the same folder, and both would write the same outputs.
 The lock is an ``flock`` on ``<folder>.lock``, beside the folder: the kernel drops it when

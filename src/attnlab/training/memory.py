@@ -1,6 +1,6 @@
 """Keep glibc from returning training's buffers to the kernel between steps.
 
-Every training step of EXPERIMENTS.md's models frees and reallocates the same activation
+Every training step of docs/catalogue.md's models frees and reallocates the same activation
 buffers, a few MiB each. glibc serves blocks that large with ``mmap`` and gives them back
 with ``munmap`` (or trims the heap), so each step pays tens of thousands of fresh page
 faults: about 30,000 a step on P0's model, CPU time x1.2 (PERFORMANCE.md measured x1.26

@@ -1,6 +1,6 @@
 """One training job, fully resolved, and where its resume state and W&B files live.
 
-A :class:`TrainJob` is one variant of EXPERIMENTS.md with the budget applied: the steps
+A :class:`TrainJob` is one variant of docs/catalogue.md with the budget applied: the steps
 and warmup it really trains, the seed, and the hardware. Its :func:`fingerprint` hashes
 everything that changes the trained weights, so a checkpoint is only ever resumed by the
 run that wrote it.

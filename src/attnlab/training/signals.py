@@ -1,6 +1,6 @@
 """SIGINT handled like SIGTERM: training stops at the next step boundary, saved.
 
-Serves every trained experiment of EXPERIMENTS.md. Lightning turns SIGTERM into a stop at
+Serves every trained experiment of docs/catalogue.md. Lightning turns SIGTERM into a stop at
 a step boundary (where the state is consistent, so it can be checkpointed), but leaves
 SIGINT to Python, whose ``KeyboardInterrupt`` can land inside an optimiser step and makes
 Lightning exit 1 without saving. ``dvc queue kill`` and Ctrl-C send SIGINT, so during a fit

@@ -1,4 +1,4 @@
-"""The one LightningModule that trains every variant of EXPERIMENTS.md (P0, E02-E18).
+"""The one LightningModule that trains every variant of docs/catalogue.md (P0, E02-E18).
 
 The model comes in built (a pure-torch :class:`~attnlab.models.LanguageModel`); this module
 adds only what training needs: the next-token loss, AdamW with the variant's settings and

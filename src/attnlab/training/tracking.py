@@ -1,6 +1,6 @@
 """Weights & Biases runs that can never hang, prompt, leak or fail a training stage.
 
-Every trained variant of EXPERIMENTS.md is one W&B run, laid out the way W&B compares
+Every trained variant of docs/catalogue.md is one W&B run, laid out the way W&B compares
 runs: named ``<dvc experiment or commit>/<variant>``; grouped with the runs that are
 replicas of one configuration (same model, recipe and steps; another seed or device
 count), so W&B's grouped view averages replicas, never different models; tagged with the

@@ -1,4 +1,4 @@
-"""Training batches of whole Winograd sentences (E16, E17 of EXPERIMENTS.md).
+"""Training batches of whole Winograd sentences (E16, E17 of docs/catalogue.md).
 
 :class:`WinogradSentences` feeds the shared :class:`~attnlab.training.LanguageModelTask`
 the same :class:`~attnlab.training.StepBatch` es P0's token windows do, but each row is one

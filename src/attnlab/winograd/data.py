@@ -1,4 +1,4 @@
-"""The Winograd sentences on disk (E16, E17 of EXPERIMENTS.md): one Parquet file per task.
+"""The Winograd sentences on disk (E16, E17 of docs/catalogue.md): one Parquet file per task.
 
 A row per sentence with its words spelled out (``x``, ``y``, ``adjective``, ``role``,
 ``referent``, ``split``) for reading, and its 18 token ids as a fixed-size list for

@@ -1,4 +1,4 @@
-"""Heatmaps of the Winograd model's attention at the query position (E17 of EXPERIMENTS.md).
+"""Heatmaps of the Winograd model's attention at the query position (E17 of docs/catalogue.md).
 
 Drawn from the record :func:`attnlab.winograd.maps.maps_record` writes, so a figure shows
 exactly the numbers in the table beside it. Matplotlib's object-oriented API on an Agg

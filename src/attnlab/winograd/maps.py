@@ -1,4 +1,4 @@
-"""Where the Winograd model looks when it answers (E17 of EXPERIMENTS.md).
+"""Where the Winograd model looks when it answers (E17 of docs/catalogue.md).
 
 For probe sentences that differ only in the adjective, the attention weights of the query
 position (the ``the`` right before the answer) in every block, averaged over heads, read

@@ -1,4 +1,4 @@
-"""Scoring the Winograd task (E16, E17 of EXPERIMENTS.md): one question per sentence.
+"""Scoring the Winograd task (E16, E17 of docs/catalogue.md): one question per sentence.
 
 Only the position after ``so the`` is scored: the model reads the sentence up to the ``the``
 before the answer and its argmax over the whole vocabulary is its answer. That answer is

@@ -1,4 +1,4 @@
-"""The Winograd task (E16 and E17 of EXPERIMENTS.md): a tiny language in which *it* has a referent.
+"""The Winograd task (E16, E17 of docs/catalogue.md): a tiny language where *it* has a referent.
 
 Every sentence is one fixed template of word-level tokens::
 
