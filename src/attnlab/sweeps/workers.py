@@ -30,6 +30,7 @@ from attnlab.config.loader import Params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
 from attnlab.evaluation.summary import token_byte_lengths
+from attnlab.fanout.resources import usable_cores
 from attnlab.sweeps.definition import Sweep
 from attnlab.sweeps.objective import TrialObjective
 from attnlab.sweeps.study import SweepError, SweepInterrupted, Tally, run_study
@@ -78,7 +79,7 @@ def _cores(environ: dict[str, str]) -> int:
     allotted = environ.get("OMP_NUM_THREADS", "")
     if allotted.isdigit() and int(allotted) > 0:
         return int(allotted)
-    return len(os.sched_getaffinity(0))
+    return usable_cores()
 
 
 def worker_jobs(first: WorkerJob, count: int) -> list[WorkerJob]:
