@@ -34,15 +34,19 @@ def _wait_for(predicate, what: str, process: subprocess.Popen, timeout_s: float 
 
 
 def _stages_in(root: Path) -> list[int]:
-    """The pids of train stage processes whose working directory is ``root``."""
+    """The pids of train stage processes whose working directory is ``root``.
+
+    The script must be an argument of its own: a shell that runs the stage's command
+    without exec (``sh -c "python pipeline/train.py ..."``) is not a trainer.
+    """
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            command = (proc / "cmdline").read_bytes()
+            arguments = (proc / "cmdline").read_bytes().split(b"\0")
             here = os.readlink(proc / "cwd")
         except (OSError, ValueError):
             continue
-        if b"pipeline/train.py" in command and Path(here) == root:
+        if b"pipeline/train.py" in arguments and Path(here) == root:
             pids.append(int(proc.name))
     return pids
 
