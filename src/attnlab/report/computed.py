@@ -38,7 +38,7 @@ TABLES = {
 
 def corpus(results: Results, section: Section) -> None:
     """P0: the corpus and tokenizer every trained model reads."""
-    record = results.metrics.get("corpus")
+    record = results.record("corpus")
     section.protocol = [("seed", params_line(results, "seed") or "not run"),
                         ("budget scale", params_line(results, "budget.scale") or "not run")]
     if record:
@@ -50,8 +50,8 @@ def computed(results: Results, section: Section) -> None:
     """A computed experiment: its tables, its stage's figures, the environment it ran in."""
     key = section.id.lower()
     source = "cost" if section.id == "E14" else f"probes/{key}"
-    record = results.metrics.get(source)
-    section.measured = record is not None
+    record = results.record(source)
+    section.measured = source in results.metrics
     section.protocol = [("seed", params_line(results, "seed") or "not run")]
     if section.id == "E14":
         section.protocol += _cost_environment(results)
@@ -74,7 +74,7 @@ def computed(results: Results, section: Section) -> None:
 
 def _cost_environment(results: Results) -> list[tuple[str, str]]:
     """The environment the cost stage recorded: its one-level keys (``e14/torch``...)."""
-    record = results.metrics.get("cost", {})
+    record = results.record("cost")
     return [(key.removeprefix("e14/").replace("_", " "), cell(value))
             for key, value in record.items() if key.count("/") == 1]
 

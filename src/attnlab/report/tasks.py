@@ -9,7 +9,16 @@ trial, its trials sorted by the objective, and one scatter per swept parameter.
 from __future__ import annotations
 
 from attnlab.report import figures, trained
-from attnlab.report.content import Image, Section, Table, cell, params_line, table_if_any
+from attnlab.report.content import (
+    SPREAD_NOTE,
+    Image,
+    Section,
+    Table,
+    cell,
+    params_line,
+    spread_cell,
+    table_if_any,
+)
 from attnlab.report.results import Results
 from attnlab.report.winograd import (
     ADJECTIVE,
@@ -32,22 +41,23 @@ def winograd(results: Results, section: Section) -> None:
     variants = [f"{task}-{m}" for m in MODELS]
     section.measured = any(source(task, m) in results.metrics for m in MODELS)
     section.protocol = trained.protocol(results, variants, "winograd/train/{}", "winograd/{}")
-    data = results.metrics.get("winograd/data", {}).get(task)
+    data = results.record("winograd/data").get(task)
     if isinstance(data, dict):
         section.protocol += [(f"data: {k}", str(v)) for k, v in data.items() if k != "vocabulary"]
-    found = {k for m in MODELS for k in results.metrics.get(source(task, m), {})
+    found = {k for m in MODELS for k in results.record(source(task, m))
              if k.startswith("winograd/") and results.value(source(task, m), k) is not None}
     # The story's two columns first, then the rest, the training split's last.
     keys = [k for k in SCORE_COLUMNS if k in found]
     keys += sorted(k for k in found - set(keys) if "/train_" not in k)
     keys += sorted(k for k in found - set(keys))
     keys = keys or list(SCORE_COLUMNS[:2])
-    rows = [(MODELS[m], *(cell(results.value(source(task, m), k)) for k in keys)) for m in MODELS]
+    rows = [(MODELS[m], *(spread_cell(results.summary(source(task, m), k)) for k in keys))
+            for m in MODELS]
     section.tables += table_if_any(f"Held-out sentences, {TASKS[task]}",
                                    ("model", *(k.removeprefix("winograd/") for k in keys)), rows,
                                    "acc: the referent predicted after 'so the'; wrong_noun: the "
                                    "share of answers naming the pair's other noun; train_*: the "
-                                   "same on the training sentences.")
+                                   "same on the training sentences. " + SPREAD_NOTE)
     section.figures += trained.curves(
         results, {f"winograd/{v}": MODELS[v.split("-", 1)[1]] for v in variants},
         f"{TASKS[task]}: training curves")
