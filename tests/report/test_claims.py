@@ -22,8 +22,12 @@ def seeded(records: dict[str, dict]) -> Results:
 
 
 def _ladder(average: float, no_context: float) -> Results:
-    return seeded({"ladder-average/eval": {"val/ppl": average},
-                   "ladder-no-context/eval": {"val/ppl": no_context}})
+    return seeded(
+        {
+            "ladder-average/eval": {"val/ppl": average},
+            "ladder-no-context/eval": {"val/ppl": no_context},
+        }
+    )
 
 
 def test_averaging_about_four_times_worse_holds_at_four_and_fails_at_one_and_a_half():
@@ -42,32 +46,42 @@ def test_a_missing_measurement_is_not_run_and_names_the_file_and_key():
 
 
 def test_non_numbers_and_nulls_count_as_missing():
-    nulls = seeded({"ladder-average/eval": {"val/ppl": None},
-                    "ladder-no-context/eval": {"val/ppl": "n/a"}})
+    nulls = seeded(
+        {"ladder-average/eval": {"val/ppl": None}, "ladder-no-context/eval": {"val/ppl": "n/a"}}
+    )
     assert judge(CLAIM["E02.1"], nulls).status == NOT_RUN
 
 
 def test_undivided_head_at_d_1024_collapses_and_the_divided_one_stays_soft():
-    undivided = {"init/scores/std/block_00/head_00": 10.0,
-                 "trained/scores/std/block_00/head_00": 2000.0,
-                 "trained/attn/entropy/block_00/head_00": 0.01,
-                 "init/attn/onehot_frac/block_00/head_00": 0.5,
-                 "trained/attn/onehot_frac/block_00/head_00": 0.97}
-    divided = {"trained/attn/onehot_frac/block_00/head_00": 0.02,
-               "trained/attn/entropy/block_00/head_00": 2.5}
+    undivided = {
+        "init/scores/std/block_00/head_00": 10.0,
+        "trained/scores/std/block_00/head_00": 2000.0,
+        "trained/attn/entropy/block_00/head_00": 0.01,
+        "init/attn/onehot_frac/block_00/head_00": 0.5,
+        "trained/attn/onehot_frac/block_00/head_00": 0.97,
+    }
+    divided = {
+        "trained/attn/onehot_frac/block_00/head_00": 0.02,
+        "trained/attn/entropy/block_00/head_00": 2.5,
+    }
     results = seeded({"dk-1024-unscaled/eval": undivided, "dk-1024-scaled/eval": divided})
-    assert {c: judge(CLAIM[c], results).status for c in
-            ("E09.1", "E09.2", "E09.3", "E09.4", "E09.5")} == dict.fromkeys(
-        ("E09.1", "E09.2", "E09.3", "E09.4", "E09.5"), HOLDS)
+    assert {
+        c: judge(CLAIM[c], results).status for c in ("E09.1", "E09.2", "E09.3", "E09.4", "E09.5")
+    } == dict.fromkeys(("E09.1", "E09.2", "E09.3", "E09.4", "E09.5"), HOLDS)
     for seed in SEEDS:  # only 5x its init
         results.metrics["dk-1024-unscaled/eval"][seed]["trained/scores/std/block_00/head_00"] = 50
     assert judge(CLAIM["E09.1"], results).status == FAILS
 
 
 def test_a_mean_over_heads_and_blocks():
-    results = Results(metrics={"x/eval": {1: {"a/block_00/head_00": 1.0,
-                                              "a/block_00/head_01": 3.0, "b": 7.0},
-                                          2: {"a/block_00/head_00": 5.0}}})
+    results = Results(
+        metrics={
+            "x/eval": {
+                1: {"a/block_00/head_00": 1.0, "a/block_00/head_01": 3.0, "b": 7.0},
+                2: {"a/block_00/head_00": 5.0},
+            }
+        }
+    )
     assert results.per_seed("x/eval", "a/*") == {1: 2.0, 2: 5.0}
     assert results.value("x/eval", "a/*") == 3.5
     assert results.value("x/eval", "c/*") is None
@@ -75,8 +89,9 @@ def test_a_mean_over_heads_and_blocks():
 
 def test_alibi_must_improve_at_both_longer_lengths():
     def alibi(p64: float, p128: float, p256: float) -> Results:
-        return seeded({"positions-alibi/eval": {
-            "val/ppl@64": p64, "val/ppl@128": p128, "val/ppl@256": p256}})
+        return seeded(
+            {"positions-alibi/eval": {"val/ppl@64": p64, "val/ppl@128": p128, "val/ppl@256": p256}}
+        )
 
     assert judge(CLAIM["E13.5"], alibi(100, 95, 90)).status == HOLDS
     verdict = judge(CLAIM["E13.5"], alibi(100, 95, 101))
@@ -93,8 +108,9 @@ def test_learned_positions_must_be_strictly_lowest_at_the_training_length():
 
 
 def test_every_value_of_a_swept_probe_must_be_in_range():
-    results = Results(metrics={"probes/e05": {None: {"e05/var_over_d@4": 0.99,
-                                                     "e05/var_over_d@64": 1.2}}})
+    results = Results(
+        metrics={"probes/e05": {None: {"e05/var_over_d@4": 0.99, "e05/var_over_d@64": 1.2}}}
+    )
     verdict = judge(CLAIM["E05.1"], results)
     assert verdict.status == FAILS and "64: 1.2" in verdict.evidence
 

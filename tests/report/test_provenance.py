@@ -1,8 +1,8 @@
 """Every trained number says where it came from; counts print as the integers they are."""
 
 from attnlab.report.content import cell
+from attnlab.report.protocol import protocol, provenance
 from attnlab.report.results import Results
-from attnlab.report.trained import protocol, provenance
 
 
 def test_a_count_read_back_as_a_float_prints_as_an_integer():
@@ -32,7 +32,6 @@ def test_the_protocol_of_a_trained_experiment_carries_the_provenance():
     results = Results(metrics={"depth-1/train": {3: {"steps": 6, "provenance": origin}}})
     lines = dict(protocol(results, ["depth-1", "depth-2"]))
     assert lines["provenance"] == (
-        "commit abababababab with local changes, DVC experiment none (dvc repro): "
-        "depth-1 seed 3 x1"
+        "commit abababababab with local changes, DVC experiment none (dvc repro): depth-1 seed 3 x1"
     )
     assert lines["seeds per row"] == "1 (seeds 3)"

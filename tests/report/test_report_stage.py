@@ -31,8 +31,12 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
     for seed in SEEDS:  # every seed's average exactly 4 times its no-context run
         eval_json = reports / f"metrics/ladder-average/seed-{seed}/eval.json"
         record = json.loads(eval_json.read_text())
-        record["val/ppl"] = 4 * json.loads(
-            (reports / f"metrics/ladder-no-context/seed-{seed}/eval.json").read_text())["val/ppl"]
+        record["val/ppl"] = (
+            4
+            * json.loads(
+                (reports / f"metrics/ladder-no-context/seed-{seed}/eval.json").read_text()
+            )["val/ppl"]
+        )
         eval_json.write_text(json.dumps(record))
     changed = dvc_project.dvc("repro", "--single-item", "report")
     assert dvc_project.ran_stages(changed.stdout) == ["report"]

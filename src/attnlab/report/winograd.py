@@ -88,9 +88,12 @@ def demo_payload(results: Results) -> dict[str, Any]:
             maps = read_maps(results, source(task, model))
             if maps:
                 payload[f"{TASKS[task]}, {MODELS[model]}"] = {
-                    adj: {"tokens": list(m.tokens), "blocks": [list(b) for b in m.blocks],
-                          "role": "crosser" if adj in CROSSER else "crossed",
-                          "answer": m.answer}
+                    adj: {
+                        "tokens": list(m.tokens),
+                        "blocks": [list(b) for b in m.blocks],
+                        "role": "crosser" if adj in CROSSER else "crossed",
+                        "answer": m.answer,
+                    }
                     for adj, m in maps.items()
                 }
     return payload
