@@ -47,11 +47,11 @@ def deciding_runs(verdict: Verdict) -> str:
     if verdict.n == 1:
         return f"n = 1: at least one more seed of {variants} (an interval needs two)"
     needed = (
-        f"about {verdict.seeds_needed} seeds in all at this spread"
+        f"about {verdict.seeds_needed} in all at this spread"
         if verdict.seeds_needed
-        else "more seeds (the spread gives no estimate)"
+        else "no estimate of how many from this spread"
     )
-    return f"n = {verdict.n}, interval {verdict.interval}: {needed} of {variants}"
+    return f"n = {verdict.n}, interval {verdict.interval}: more seeds of {variants} ({needed})"
 
 
 def _inconclusive(verdicts: list[Verdict]) -> list[Verdict]:
