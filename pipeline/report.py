@@ -51,6 +51,7 @@ def main(
     OUTPUTS["demo"].write_text(report.demo_html, encoding="utf-8")
     OUTPUTS["headline"].write_text(json.dumps(report.headline, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(OUTPUTS["summary"], ignore_errors=True)  # no file of a source since removed
+    OUTPUTS["summary"].mkdir()  # the declared output exists even before any seeded run
     for source, record in report.summary.items():
         path = OUTPUTS["summary"] / f"{source}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
