@@ -1,11 +1,12 @@
 """Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
 
 import json
+import shutil
 from pathlib import Path
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
-from attnlab.report import HOLDS, NOT_RUN, ReportInputs, build_report
+from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
 
 REPORTS = Path("reports")
 INPUTS = {
@@ -20,6 +21,7 @@ OUTPUTS = {
     "markdown": REPORTS / "REPORT.md",
     "demo": REPORTS / "demo.html",
     "headline": REPORTS / "headline.json",
+    "summary": REPORTS / "summary",
 }
 
 
@@ -34,8 +36,10 @@ def main(
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
     offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
     reports/demo.html (the browser demo, with the Winograd maps embedded) and
-    reports/headline.json (the metrics `dvc exp show` compares: per variant val/ppl and
-    val/bpb, Winograd accuracy, each study's best val/ppl, and the claim tally).
+    reports/headline.json (the metrics `dvc exp show` compares: per variant the mean over
+    seeds of val/ppl and val/bpb and its n, Winograd accuracy, each study's best val/ppl,
+    and the claim tally) and reports/summary/<source>.json (every seeded measurement's
+    mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
     """
     loaded = load_params(params)
     inputs = ReportInputs(
@@ -46,11 +50,19 @@ def main(
     OUTPUTS["markdown"].write_text(report.markdown, encoding="utf-8")
     OUTPUTS["demo"].write_text(report.demo_html, encoding="utf-8")
     OUTPUTS["headline"].write_text(json.dumps(report.headline, indent=2) + "\n", encoding="utf-8")
-    decided = [v for v in report.verdicts if v.status != NOT_RUN]
+    shutil.rmtree(OUTPUTS["summary"], ignore_errors=True)  # no file of a source since removed
+    OUTPUTS["summary"].mkdir()  # the declared output exists even before any seeded run
+    for source, record in report.summary.items():
+        path = OUTPUTS["summary"] / f"{source}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
     held = sum(v.status == HOLDS for v in decided)
+    pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
     print(
         f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
-        f"{len(report.verdicts) - len(decided)} not run -> {OUTPUTS['index']}"
+        f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
+        f"-> {OUTPUTS['index']}"
     )
 
 

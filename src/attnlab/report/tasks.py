@@ -9,7 +9,17 @@ trial, its trials sorted by the objective, and one scatter per swept parameter.
 from __future__ import annotations
 
 from attnlab.report import figures, trained
-from attnlab.report.content import Image, Section, Table, cell, params_line, table_if_any
+from attnlab.report.content import (
+    SPREAD_NOTE,
+    Image,
+    Section,
+    Table,
+    cell,
+    params_line,
+    spread_cell,
+    table_if_any,
+)
+from attnlab.report.protocol import protocol
 from attnlab.report.results import Results
 from attnlab.report.winograd import (
     ADJECTIVE,
@@ -22,8 +32,13 @@ from attnlab.report.winograd import (
 )
 
 TOP_TRIALS = 10
-SCORE_COLUMNS = ("winograd/acc", "winograd/wrong_noun", "winograd/neither",
-                 "winograd/acc_crosser", "winograd/acc_crossed")
+SCORE_COLUMNS = (
+    "winograd/acc",
+    "winograd/wrong_noun",
+    "winograd/neither",
+    "winograd/acc_crosser",
+    "winograd/acc_crossed",
+)
 
 
 def winograd(results: Results, section: Section) -> None:
@@ -31,30 +46,47 @@ def winograd(results: Results, section: Section) -> None:
     task = "leaky" if section.id == "E16" else "closed"
     variants = [f"{task}-{m}" for m in MODELS]
     section.measured = any(source(task, m) in results.metrics for m in MODELS)
-    section.protocol = trained.protocol(results, variants, "winograd/train/{}", "winograd/{}")
-    data = results.metrics.get("winograd/data", {}).get(task)
+    section.protocol = protocol(results, variants, "winograd/train/{}", "winograd/{}")
+    data = results.record("winograd/data").get(task)
     if isinstance(data, dict):
         section.protocol += [(f"data: {k}", str(v)) for k, v in data.items() if k != "vocabulary"]
-    found = {k for m in MODELS for k in results.metrics.get(source(task, m), {})
-             if k.startswith("winograd/") and results.value(source(task, m), k) is not None}
+    found = {
+        k
+        for m in MODELS
+        for k in results.record(source(task, m))
+        if k.startswith("winograd/") and results.value(source(task, m), k) is not None
+    }
     # The story's two columns first, then the rest, the training split's last.
     keys = [k for k in SCORE_COLUMNS if k in found]
     keys += sorted(k for k in found - set(keys) if "/train_" not in k)
     keys += sorted(k for k in found - set(keys))
     keys = keys or list(SCORE_COLUMNS[:2])
-    rows = [(MODELS[m], *(cell(results.value(source(task, m), k)) for k in keys)) for m in MODELS]
-    section.tables += table_if_any(f"Held-out sentences, {TASKS[task]}",
-                                   ("model", *(k.removeprefix("winograd/") for k in keys)), rows,
-                                   "acc: the referent predicted after 'so the'; wrong_noun: the "
-                                   "share of answers naming the pair's other noun; train_*: the "
-                                   "same on the training sentences.")
+    rows = [
+        (MODELS[m], *(spread_cell(results.summary(source(task, m), k)) for k in keys))
+        for m in MODELS
+    ]
+    section.tables += table_if_any(
+        f"Held-out sentences, {TASKS[task]}",
+        ("model", *(k.removeprefix("winograd/") for k in keys)),
+        rows,
+        "acc: the referent predicted after 'so the'; wrong_noun: the "
+        "share of answers naming the pair's other noun; train_*: the "
+        "same on the training sentences. " + SPREAD_NOTE,
+    )
     section.figures += trained.curves(
-        results, {f"winograd/{v}": MODELS[v.split("-", 1)[1]] for v in variants},
-        f"{TASKS[task]}: training curves")
+        results,
+        {f"winograd/{v}": MODELS[v.split("-", 1)[1]] for v in variants},
+        f"{TASKS[task]}: training curves",
+    )
     drawn = results.figures_of("winograd_") if task == "closed" else []
     for path in drawn:
-        section.figures.append(Image(path.stem.replace("_", " "), figures.file_data_uri(path),
-                                     f"Drawn by the Winograd stage: {path.name}"))
+        section.figures.append(
+            Image(
+                path.stem.replace("_", " "),
+                figures.file_data_uri(path),
+                f"Drawn by the Winograd stage: {path.name}",
+            )
+        )
     if not drawn:
         section.figures += _heatmaps(results, task)
 
@@ -69,25 +101,43 @@ def _heatmaps(results: Results, task: str) -> list[Image]:
         tokens = list(maps[adjectives[0]].tokens)
         tokens[ADJECTIVE] = "{adj}"
         for b in range(len(maps[adjectives[0]].blocks)):
-            fig = figures.heatmap([maps[a].blocks[b] for a in adjectives], adjectives, tokens,
-                                  f"{TASKS[task]}, {MODELS[m]}: block {b + 1}, query 'so the'")
-            images.append(Image(f"{MODELS[m]}, block {b + 1}", figures.to_data_uri(fig),
-                                "Weights at the query position, averaged over heads; "
-                                "crosser adjectives first, then crossed-thing ones."))
+            fig = figures.heatmap(
+                [maps[a].blocks[b] for a in adjectives],
+                adjectives,
+                tokens,
+                f"{TASKS[task]}, {MODELS[m]}: block {b + 1}, query 'so the'",
+            )
+            images.append(
+                Image(
+                    f"{MODELS[m]}, block {b + 1}",
+                    figures.to_data_uri(fig),
+                    "Weights at the query position, averaged over heads; "
+                    "crosser adjectives first, then crossed-thing ones.",
+                )
+            )
     return images
 
 
 # trials.csv: these columns, then one column per searched parameter.
 TRIAL_COLUMNS = (
-    "number", "state", "value", "duration_s", "wandb_run_id", "worker", "retry_of", "note"
+    "number",
+    "state",
+    "value",
+    "duration_s",
+    "wandb_run_id",
+    "worker",
+    "retry_of",
+    "note",
 )
 
 
 def sweeps(results: Results, section: Section) -> None:
     """The Optuna studies: best trial, best trials, and the objective per parameter."""
     section.measured = bool(results.sweeps)
-    section.protocol = [("seed", params_line(results, "seed") or "not run"),
-                        ("studies", ", ".join(results.sweeps) or "not run")]
+    section.protocol = [
+        ("seed", params_line(results, "seed") or "not run"),
+        ("studies", ", ".join(results.sweeps) or "not run"),
+    ]
     for study, sweep in results.sweeps.items():
         recorded = sweep.best.get("protocol")
         if isinstance(recorded, dict):
@@ -101,12 +151,21 @@ def sweeps(results: Results, section: Section) -> None:
         if done:
             best = sorted(done, key=lambda t: _objective(t) or 0.0)[:TOP_TRIALS]
             header = ("number", "state", "value", *axes)
-            section.tables.append(Table(
-                f"{study}: the {len(best)} best of {len(sweep.trials)} trials", header,
-                tuple(tuple(_short(t.get(k, "")) for k in header) for t in best)))
+            section.tables.append(
+                Table(
+                    f"{study}: the {len(best)} best of {len(sweep.trials)} trials",
+                    header,
+                    tuple(tuple(_short(t.get(k, "")) for k in header) for t in best),
+                )
+            )
         for path in sweep.figures:
-            section.figures.append(Image(f"{study}: {path.stem}", figures.file_data_uri(path),
-                                         f"Drawn by the sweep stage: {path.name}"))
+            section.figures.append(
+                Image(
+                    f"{study}: {path.stem}",
+                    figures.file_data_uri(path),
+                    f"Drawn by the sweep stage: {path.name}",
+                )
+            )
         # Optuna's slice figure is the same objective-per-parameter view: drawn once.
         if done and not any("slice" in path.stem for path in sweep.figures):
             section.figures += _scatters(study, done, axes)
@@ -149,7 +208,13 @@ def _scatters(study: str, trials: list[dict[str, str]], axes: list[str]) -> list
             continue
         xs = [x for x, _ in pairs]
         logx = min(xs) > 0 and max(xs) / min(xs) >= 16
-        fig = figures.scatter(xs, [y for _, y in pairs], f"{study}: objective vs {axis}", axis,
-                              "objective (val/ppl)", logx)
+        fig = figures.scatter(
+            xs,
+            [y for _, y in pairs],
+            f"{study}: objective vs {axis}",
+            axis,
+            "objective (val/ppl)",
+            logx,
+        )
         images.append(Image(f"{study}: {axis}", figures.to_data_uri(fig)))
     return images
