@@ -80,7 +80,7 @@ def _inconclusive_html(verdicts: list[Verdict]) -> str:
 def _table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     body = "".join(
-        "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{escape(c)}</td>" for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{_linked(c)}</td>" for c in row) + "</tr>"
         for row in table.rows
     )
     note = f'<p class="note">{escape(table.note)}</p>' if table.note else ""
@@ -88,6 +88,11 @@ def _table_html(table: Table) -> str:
         f'<h3>{escape(table.title)}</h3><div class="scroll"><table><thead><tr>{head}'
         f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
     )
+
+
+def _linked(text: str) -> str:
+    href = getattr(text, "href", "")
+    return f'<a href="{escape(href)}">{escape(text)}</a>' if href else escape(text)
 
 
 def _title(text: str) -> str:
@@ -199,7 +204,9 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    shown = text.replace("|", "\\|").replace("\n", " ")
+    href = getattr(text, "href", "")
+    return f"[{shown}]({href})" if href else shown
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
