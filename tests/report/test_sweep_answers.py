@@ -151,3 +151,9 @@ def test_the_rules_read_the_catalogues_own_choices_from_params():
     }
     # The rescue threshold is E11's warmup, the one claim E11.2 is made at.
     assert params.variant("norm-post-warmup").train.warmup_steps == RESCUE_WARMUP
+
+
+def test_a_choice_below_every_trial_says_so():
+    found = answer([dk(0, 50.0, 300, True)], Choice("dk-128-scaled", DK_CHOICE.values, 45.0, 2))
+    assert found.numbers["choice/rank"] == 1 and found.numbers["choice/near_best"] is True
+    assert "rank 1 of 1 completed trials: 10 % below the best trial, trial 0" in found.sentences[0]

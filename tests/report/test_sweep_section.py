@@ -1,6 +1,8 @@
 """The report's sweep section: the answer, the cost, every trial with its W&B run, the figures."""
 
+import csv
 import dataclasses
+import json
 
 from PIL import Image
 from report_fabricate import PARAMS, inputs, write_run
@@ -60,3 +62,29 @@ def test_optunas_importances_and_parallel_coordinates_come_first(tmp_path):
     shown = [part.split('"', 1)[0] for part in page.split('alt="dk: ')[1:]]
     assert shown == ["param_importances", "parallel_coordinate", "optimization_history", "slice"]
     assert "fANOVA" in page
+
+
+def _without_the_choice_trial(reports, budget_scale):
+    folder = reports / "sweeps/dk"
+    with (folder / "trials.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    rows[2]["d_head"] = "127"  # no trial has the choice's values any more
+    with (folder / "trials.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    best = json.loads((folder / "best.json").read_text())
+    best["protocol"]["budget_scale"] = budget_scale
+    (folder / "best.json").write_text(json.dumps(best))
+
+
+def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
+    same = write_run(tmp_path / "same" / "reports", only={"sweeps", "dk"})
+    _without_the_choice_trial(same, PARAMS["budget"]["scale"])
+    section = _sweeps_md(build_report(inputs(same)))
+    assert "dk-128-scaled trained under the same protocol, mean of 2 seeds" in section
+    other = write_run(tmp_path / "other" / "reports", only={"sweeps", "dk"})
+    _without_the_choice_trial(other, 10 * PARAMS["budget"]["scale"])
+    section = _sweeps_md(build_report(inputs(other)))
+    assert "was not measured under this study's protocol" in section
+    assert "Whether the story's d_k is near the best: not measured." in section

@@ -1,7 +1,8 @@
 """The report as one self-contained HTML page and as Markdown, from the same sections.
 
 The page carries its CSS and its figures inline (data URIs) and loads nothing: it opens
-from disk, offline. Nothing on it depends on the time of rendering, so the same
+from disk, offline. Its only links out are the sweep trials' W&B runs, when params
+``wandb`` names an entity. Nothing on it depends on the time of rendering, so the same
 measurements always give the same bytes.
 """
 

@@ -160,9 +160,15 @@ def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str]
         ], {"choice/val_ppl": None}
     rank = 1 + sum(t.value < value for t in done)  # type: ignore[operator]
     over = value / (best.value or 1.0) - 1
+    if over < 0:  # the variant's own runs beat every trial
+        where = f"{fmt(-100 * over)} % below the best trial, {_trial(best)}"
+    elif rank == 1:
+        where = "the best"
+    else:
+        where = f"{fmt(100 * over)} % above the best, {_trial(best)}"
     return [
         f"{named}: val/ppl {fmt(value)} ({source}), rank {rank} of {len(done)} completed "
-        f"trials, {fmt(100 * over)} % above the best, {_trial(best)}."
+        f"trials: {where}."
     ], {"choice/val_ppl": value, "choice/rank": rank, "choice/over_best": over}
 
 

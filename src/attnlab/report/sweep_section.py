@@ -107,7 +107,7 @@ def _trials_table(
             _short(row.get("duration_s", "")),
             Cell.of(t.run_id, href=run_url(t.run_id, wandb)) if t.run_id else "",
             row.get("note", ""),
-            *(_short(row.get(axis, "")) for axis in axes),
+            *(cell(t.params[axis]) if axis in t.params else "" for axis in axes),
         )
         for t, row in order
     )
