@@ -18,8 +18,8 @@ from attnlab.report.sweep_answers import Choice, Trial, answer, cost, read_trial
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
-    "param_importances": "Optuna's importances (fANOVA over the completed trials): how much "
-    "of the objective's variance each searched parameter explains.",
+    "param_importances": "Optuna's importances (its default evaluator over the completed "
+    "trials): how much each searched parameter matters to val/ppl.",
     "parallel_coordinate": "Every trial's parameters against its val/ppl (parallel coordinates).",
     "optimization_history": "val/ppl of each trial in order, and the best so far.",
     "slice": "val/ppl against each searched parameter.",
