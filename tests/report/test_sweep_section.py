@@ -64,7 +64,7 @@ def test_optunas_importances_and_parallel_coordinates_come_first(tmp_path):
     assert "Optuna&#x27;s importances" in page
 
 
-def _without_the_choice_trial(reports, budget_scale):
+def _without_the_choice_trial(reports, steps_per_trial):
     folder = reports / "sweeps/dk"
     with (folder / "trials.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -74,17 +74,17 @@ def _without_the_choice_trial(reports, budget_scale):
         writer.writeheader()
         writer.writerows(rows)
     best = json.loads((folder / "best.json").read_text())
-    best["protocol"]["budget_scale"] = budget_scale
+    best["protocol"]["steps_per_trial"] = steps_per_trial
     (folder / "best.json").write_text(json.dumps(best))
 
 
 def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
     same = write_run(tmp_path / "same" / "reports", only={"sweeps", "dk"})
-    _without_the_choice_trial(same, PARAMS["budget"]["scale"])
+    _without_the_choice_trial(same, 6)  # the fabricated runs' steps
     section = _sweeps_md(build_report(inputs(same)))
     assert "dk-128-scaled trained under the same protocol, mean of 2 seeds" in section
     other = write_run(tmp_path / "other" / "reports", only={"sweeps", "dk"})
-    _without_the_choice_trial(other, 10 * PARAMS["budget"]["scale"])
+    _without_the_choice_trial(other, 60)  # a study at another budget than the record
     section = _sweeps_md(build_report(inputs(other)))
     assert "was not measured under this study's protocol" in section
     assert "Whether the story's d_k is near the best: not measured." in section

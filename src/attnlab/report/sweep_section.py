@@ -40,16 +40,19 @@ def run_url(run_id: str, wandb: dict[str, Any]) -> str:
 def choice_of(results: Results, study: str, sweep: Sweep) -> Choice:
     """The catalogue's choice for ``study``, with its val/ppl where the protocols match.
 
-    The variant's own evaluation is the choice's val/ppl only when the study trained its
-    trials at the full budget (``budget`` 1.0) and at the report's ``budget.scale``, so
-    that a trial with the choice's values would be that variant's run.
+    A seed of the variant's own runs stands in for the choice only when it trained for
+    exactly the study's steps per trial (its ``train.json`` ``steps``): then a trial with
+    the choice's values would be that run. A record made at another budget does not.
     """
     given = (results.params.get("sweeps") or {}).get(study) or {}
     recorded = sweep.best.get("protocol") or {}
     variant = given.get("variant") or recorded.get("variant") or "its variant"
-    scale = (results.params.get("budget") or {}).get("scale")
-    same = recorded.get("budget") == 1.0 and recorded.get("budget_scale") == scale
-    seeds = results.per_seed(f"{variant}/eval", "val/ppl") if same else {}
+    steps = results.per_seed(f"{variant}/train", "steps")
+    seeds = {
+        seed: value
+        for seed, value in results.per_seed(f"{variant}/eval", "val/ppl").items()
+        if steps.get(seed) == recorded.get("steps_per_trial")
+    }
     measured = sum(seeds.values()) / len(seeds) if seeds else None
     return Choice(variant, dict(given.get("choice") or {}), measured, len(seeds))
 
