@@ -26,8 +26,9 @@ FIGURE_CAPTIONS = {
     "intermediate_values": "Each trial's val/ppl curve; the pruned ones stop early.",
 }
 OFFLINE_HINT = (
-    "W&B run ids: these runs are offline (params wandb.entity is empty), so no link; "
-    "`wandb sync <WANDB_DIR>/offline-run-*` uploads them and the id finds each run."
+    "W&B runs by id, no link: params wandb.entity is empty (an offline run, or the API "
+    "key's default entity). `wandb sync $ATTNLAB_RUN_ROOT/wandb/wandb/offline-run-*-<id>` "
+    "(or under $WANDB_DIR/wandb) uploads an offline one."
 )
 
 
