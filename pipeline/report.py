@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.config import load_params
+from attnlab.config import catalogue_choice, load_params
 from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
 
 REPORTS = Path("reports")
@@ -31,8 +31,11 @@ def main(
     """Render the report from whatever the pipeline has measured so far.
 
     Reads: params seed and budget.scale (shown as the protocol where a metrics file does
-    not record them); everything under reports/metrics, reports/curves, reports/tables,
-    reports/figures and reports/sweeps (a missing file or folder means "not run").
+    not record them); each study of sweeps.studies, its variant resolved from variants,
+    model and train (the catalogue's choice the sweep section answers against); wandb
+    (entity and project: the trials' W&B links); everything under reports/metrics,
+    reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
+    folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
     offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
     reports/demo.html (the browser demo, with the Winograd maps embedded) and
@@ -43,7 +46,19 @@ def main(
     """
     loaded = load_params(params)
     inputs = ReportInputs(
-        **INPUTS, params={"seed": loaded.seed, "budget": {"scale": loaded.budget.scale}}
+        **INPUTS,
+        params={
+            "seed": loaded.seed,
+            "budget": {"scale": loaded.budget.scale},
+            "wandb": {"entity": loaded.wandb.entity, "project": loaded.wandb.project},
+            "sweeps": {
+                key: {
+                    "variant": study.variant,
+                    "choice": catalogue_choice(study, loaded.variant(study.variant)),
+                }
+                for key, study in loaded.sweeps.studies.items()
+            },
+        },
     )
     report = build_report(inputs)
     OUTPUTS["index"].write_text(report.index_html, encoding="utf-8")

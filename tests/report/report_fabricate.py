@@ -20,7 +20,12 @@ from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = list(yaml.safe_load((ROOT / "params.yaml").read_text())["variants"])
-PARAMS = {"seed": 1337, "budget": {"scale": 0.002}}
+PARAMS = {
+    "seed": 1337,
+    "budget": {"scale": 0.002},
+    "wandb": {"entity": None, "project": "attnlab"},  # offline: no links
+    "sweeps": {"dk": {"variant": "dk-128-scaled", "choice": {"d_head": 128, "scale_scores": True}}},
+}
 SEEDS = (1, 2)
 
 
@@ -186,22 +191,45 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
             {"variant": "closed-two-blocks", "x": "animal", "y": "street", "adjectives": maps()},
         )
     if keep("sweeps"):
-        _json(reports / "sweeps/dk/best.json", {"val/ppl": 310.0, "params": {"d_head": 64}})
-        _rows(
-            reports / "sweeps/dk/trials.csv",
-            [
-                {
-                    "number": i,
-                    "state": "COMPLETE",
-                    "value": 300 + (i - 2) ** 2,
-                    "duration_s": 1.0,
-                    "wandb_run_id": "",
-                    "retry_of": "",
-                    "note": "",
-                    "d_head": 2 ** (i + 4),
-                }
-                for i in range(5)
-            ],
-            ",",
-        )
+        _sweep(reports / "sweeps/dk")
     return reports
+
+
+def _sweep(folder: Path) -> None:
+    """Study ``dk`` as the sweep stage writes it: 5 completed trials, one pruned, one failed.
+
+    Trial 2 has the catalogue's choice (d_head 128, divided) and is the best.
+    """
+    rows = [
+        {
+            "number": i,
+            "state": "COMPLETE",
+            "value": 300 + (i - 2) ** 2,
+            "duration_s": 1.0,
+            "wandb_run_id": f"run{i}",
+            "worker": "host:1",
+            "retry_of": "",
+            "note": "",
+            "d_head": 2 ** (i + 5),
+            "scale_scores": i % 2 == 0,
+        }
+        for i in range(5)
+    ]
+    rows.append({**rows[0], "number": 5, "state": "PRUNED", "value": "", "wandb_run_id": "run5",
+                 "note": "pruned at step 4 (curve val/ppl 900)"})  # fmt: skip
+    rows.append({**rows[0], "number": 6, "state": "FAIL", "value": "", "wandb_run_id": "",
+                 "note": "its worker stopped sending heartbeats (killed?)"})  # fmt: skip
+    _rows(folder / "trials.csv", rows, ",")
+    _json(
+        folder / "best.json",
+        {
+            "study": "sweep-dk",
+            "val/ppl": 300.0,
+            "trial": 2,
+            "params": {"d_head": 128, "scale_scores": True},
+            "wandb_run_id": "run2",
+            "trials": {"target": 6, "RUNNING": 0, "COMPLETE": 5, "PRUNED": 1, "FAIL": 1},
+            "cost": {"trial_s": 7.0, "wall_s": 4.5},
+            "protocol": {"variant": "dk-128-scaled", "budget": 1.0, "workers": 2},
+        },
+    )

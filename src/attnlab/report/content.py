@@ -25,15 +25,20 @@ SPREAD_NOTE = (
 
 
 class Cell(str):
-    """A table cell's text, with the per-seed values behind it (``detail``) when any."""
+    """A table cell's text, with the per-seed values behind it (``detail``) when any.
+
+    ``href``: where the text links to (a sweep trial's W&B run), empty for plain text.
+    """
 
     detail: str = ""
+    href: str = ""
 
     @classmethod
-    def of(cls, text: str, detail: str = "") -> Cell:
-        """A cell showing ``text`` whose per-seed values read ``detail``."""
+    def of(cls, text: str, detail: str = "", href: str = "") -> Cell:
+        """A cell showing ``text`` whose per-seed values read ``detail``, linking to ``href``."""
         made = cls(text)
         made.detail = detail
+        made.href = href
         return made
 
 

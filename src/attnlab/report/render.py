@@ -1,7 +1,8 @@
 """The report as one self-contained HTML page and as Markdown, from the same sections.
 
 The page carries its CSS and its figures inline (data URIs) and loads nothing: it opens
-from disk, offline. Nothing on it depends on the time of rendering, so the same
+from disk, offline. Its only links out are the sweep trials' W&B runs, when params
+``wandb`` names an entity. Nothing on it depends on the time of rendering, so the same
 measurements always give the same bytes.
 """
 
@@ -80,7 +81,7 @@ def _inconclusive_html(verdicts: list[Verdict]) -> str:
 def _table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     body = "".join(
-        "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{escape(c)}</td>" for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{_linked(c)}</td>" for c in row) + "</tr>"
         for row in table.rows
     )
     note = f'<p class="note">{escape(table.note)}</p>' if table.note else ""
@@ -88,6 +89,11 @@ def _table_html(table: Table) -> str:
         f'<h3>{escape(table.title)}</h3><div class="scroll"><table><thead><tr>{head}'
         f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
     )
+
+
+def _linked(text: str) -> str:
+    href = getattr(text, "href", "")
+    return f'<a href="{escape(href)}">{escape(text)}</a>' if href else escape(text)
 
 
 def _title(text: str) -> str:
@@ -199,7 +205,9 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    shown = text.replace("|", "\\|").replace("\n", " ")
+    href = getattr(text, "href", "")
+    return f"[{shown}]({href})" if href else shown
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

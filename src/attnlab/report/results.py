@@ -41,7 +41,9 @@ class ReportInputs:
         figures: figures the measuring stages drew themselves (PNG or SVG).
         sweeps: one folder per Optuna study (``best.json``, ``trials.csv``, figures).
         params: the report's own params: ``seed`` and ``budget.scale`` (the protocol
-            lines a metrics file does not record itself).
+            lines a metrics file does not record itself), ``wandb`` (``entity``,
+            ``project``: the trials' links) and ``sweeps`` (per study its ``variant`` and
+            ``choice``, that variant's value of every searched axis).
     """
 
     metrics: Path

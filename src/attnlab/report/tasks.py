@@ -1,9 +1,8 @@
-"""The sections of the Winograd task (E16, E17) and of the Optuna sweeps.
+"""The sections of the Winograd task (E16, E17).
 
-Winograd: held-out accuracy at the position after ``so the`` and the share of answers
-that name the pair's other noun, per model, and the attention maps as heatmaps (rows:
-adjectives, columns: the sentence's words up to the query). Sweeps: each study's best
-trial, its trials sorted by the objective, and one scatter per swept parameter.
+Held-out accuracy at the position after ``so the`` and the share of answers that name the
+pair's other noun, per model, and the attention maps as heatmaps (rows: adjectives,
+columns: the sentence's words up to the query).
 """
 
 from __future__ import annotations
@@ -13,9 +12,6 @@ from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
     Section,
-    Table,
-    cell,
-    params_line,
     spread_cell,
     table_if_any,
 )
@@ -31,7 +27,6 @@ from attnlab.report.winograd import (
     source,
 )
 
-TOP_TRIALS = 10
 SCORE_COLUMNS = (
     "winograd/acc",
     "winograd/wrong_noun",
@@ -115,106 +110,4 @@ def _heatmaps(results: Results, task: str) -> list[Image]:
                     "crosser adjectives first, then crossed-thing ones.",
                 )
             )
-    return images
-
-
-# trials.csv: these columns, then one column per searched parameter.
-TRIAL_COLUMNS = (
-    "number",
-    "state",
-    "value",
-    "duration_s",
-    "wandb_run_id",
-    "worker",
-    "retry_of",
-    "note",
-)
-
-
-def sweeps(results: Results, section: Section) -> None:
-    """The Optuna studies: best trial, best trials, and the objective per parameter."""
-    section.measured = bool(results.sweeps)
-    section.protocol = [
-        ("seed", params_line(results, "seed") or "not run"),
-        ("studies", ", ".join(results.sweeps) or "not run"),
-    ]
-    for study, sweep in results.sweeps.items():
-        recorded = sweep.best.get("protocol")
-        if isinstance(recorded, dict):
-            section.protocol += [(f"{study}: {k}", cell(v)) for k, v in _flat(recorded).items()]
-        best = {k: v for k, v in sweep.best.items() if k != "protocol"}
-        if best:
-            rows = tuple((k, cell(v)) for k, v in _flat(best).items())
-            section.tables.append(Table(f"{study}: the best trial", ("field", "value"), rows))
-        done = [t for t in sweep.trials if _objective(t) is not None]
-        axes = [k for k in (sweep.trials[0] if sweep.trials else {}) if k not in TRIAL_COLUMNS]
-        if done:
-            best = sorted(done, key=lambda t: _objective(t) or 0.0)[:TOP_TRIALS]
-            header = ("number", "state", "value", *axes)
-            section.tables.append(
-                Table(
-                    f"{study}: the {len(best)} best of {len(sweep.trials)} trials",
-                    header,
-                    tuple(tuple(_short(t.get(k, "")) for k in header) for t in best),
-                )
-            )
-        for path in sweep.figures:
-            section.figures.append(
-                Image(
-                    f"{study}: {path.stem}",
-                    figures.file_data_uri(path),
-                    f"Drawn by the sweep stage: {path.name}",
-                )
-            )
-        # Optuna's slice figure is the same objective-per-parameter view: drawn once.
-        if done and not any("slice" in path.stem for path in sweep.figures):
-            section.figures += _scatters(study, done, axes)
-
-
-def _flat(record: dict, prefix: str = "") -> dict[str, object]:
-    flat: dict[str, object] = {}
-    for key, value in record.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-def _short(text: str) -> str:
-    try:
-        return cell(float(text)) if text else text
-    except ValueError:
-        return text
-
-
-def _objective(trial: dict[str, str]) -> float | None:
-    try:
-        return float(trial.get("value", ""))
-    except ValueError:
-        return None
-
-
-def _scatters(study: str, trials: list[dict[str, str]], axes: list[str]) -> list[Image]:
-    images = []
-    for axis in axes:
-        pairs = []
-        for t in trials:
-            try:
-                pairs.append((float(t[axis]), _objective(t) or 0.0))
-            except (KeyError, ValueError):
-                continue  # a categorical axis: Optuna's slice figure shows it
-        if len(pairs) < 2:
-            continue
-        xs = [x for x, _ in pairs]
-        logx = min(xs) > 0 and max(xs) / min(xs) >= 16
-        fig = figures.scatter(
-            xs,
-            [y for _, y in pairs],
-            f"{study}: objective vs {axis}",
-            axis,
-            "objective (val/ppl)",
-            logx,
-        )
-        images.append(Image(f"{study}: {axis}", figures.to_data_uri(fig)))
     return images
