@@ -1,8 +1,11 @@
 """Training every variant of docs/catalogue.md with Lightning: resumable, tracked, any hardware.
 
-Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote.
+Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote. Importing
+the package imports only those readers (and torch); the names of modules that import Lightning
+or W&B load on first use (:mod:`attnlab.lazy`), so a stage that never trains never pays for them.
 """
 
+from attnlab.lazy import lazy_exports
 from attnlab.training.artifacts import (
     TrainedModel,
     final_loss,
@@ -12,18 +15,25 @@ from attnlab.training.artifacts import (
     write_curve,
     write_json,
 )
-from attnlab.training.checkpoints import CheckpointError, load_checkpoint_file
-from attnlab.training.data import StepBatch, TokenWindows, draw_windows
-from attnlab.training.fit import TrainingInterrupted, TrainResult, train_variant
-from attnlab.training.runs import (
-    RUN_ROOT_ENV,
-    TrainJob,
-    checkpoint_dir,
-    fingerprint,
-    run_root_from_env,
-    wandb_dir,
+from attnlab.training.data import StepBatch, draw_windows
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "checkpoints": ("CheckpointError", "load_checkpoint_file"),
+        "datamodule": ("TokenWindows",),
+        "fit": ("TrainingInterrupted", "TrainResult", "train_variant"),
+        "runs": (
+            "RUN_ROOT_ENV",
+            "TrainJob",
+            "checkpoint_dir",
+            "fingerprint",
+            "run_root_from_env",
+            "wandb_dir",
+        ),
+        "task": ("LanguageModelTask", "next_token_loss", "warmup_factor"),
+    },
 )
-from attnlab.training.task import LanguageModelTask, next_token_loss, warmup_factor
 
 __all__ = [
     "RUN_ROOT_ENV",

@@ -11,21 +11,17 @@ and keeps its contiguous slice of ``batch_size / world_size`` rows. The global b
 step is therefore the story's batch whatever the hardware, and DDP's averaged gradient is
 the one-process gradient up to float summation order.
 
-A later validation hook reads the other split through :func:`attnlab.data.tokens.read_tokens`
-and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not change.
+Nothing here imports Lightning: the evaluate stage draws these windows too (E11's batch).
+Lightning's view of them, :class:`~attnlab.training.datamodule.TokenWindows`, lives apart.
 """
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import NamedTuple
 
-import lightning.pytorch as pl
 import numpy as np
 import torch
 from torch import Tensor
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
-
-from attnlab.data.tokens import read_tokens
+from torch.utils.data import IterableDataset, get_worker_info
 
 
 class StepBatch(NamedTuple):
@@ -121,63 +117,3 @@ class StepBatches(IterableDataset):
                 self.rank,
                 self.world_size,
             )
-
-
-class TokenWindows(pl.LightningDataModule):
-    """The train split as a stream of seeded step batches, resumable at any step.
-
-    ``train_dataloader`` is built after Lightning restores a checkpoint, so it starts at
-    the restored ``trainer.global_step``; each batch carries its step, and the task checks
-    it against the step it is about to take.
-    """
-
-    def __init__(
-        self,
-        train_path: Path,
-        block_size: int,
-        batch_size: int,
-        seed: int,
-        steps: int,
-        num_workers: int = 0,
-    ) -> None:
-        super().__init__()
-        self.train_path = Path(train_path)
-        self.block_size = block_size
-        self.batch_size = batch_size
-        self.seed = seed
-        self.steps = steps
-        self.num_workers = num_workers
-        self.train_tokens: Tensor | None = None
-
-    def setup(self, stage: str) -> None:
-        """Read the train split once (zero-copy from Parquet's buffer)."""
-        if self.train_tokens is None:
-            self.train_tokens = read_tokens(self.train_path)
-
-    def train_dataloader(self) -> DataLoader:
-        """A DataLoader over the steps still to train, for this process's rank."""
-        assert self.train_tokens is not None, "setup() reads the tokens first"
-        trainer = self.trainer
-        start = trainer.global_step if trainer is not None else 0
-        rank = trainer.global_rank if trainer is not None else 0
-        world_size = trainer.world_size if trainer is not None else 1
-        batches = StepBatches(
-            self.train_tokens,
-            self.block_size,
-            self.batch_size,
-            self.seed,
-            start,
-            self.steps,
-            rank,
-            world_size,
-        )
-        # batch_size=None: each item already is a batch. A private generator keeps the
-        # DataLoader from drawing its base seed from the global RNG, whose state the
-        # checkpoint restores and dropout consumes.
-        return DataLoader(
-            batches,
-            batch_size=None,
-            num_workers=self.num_workers,
-            generator=torch.Generator().manual_seed(self.seed),
-            persistent_workers=False,
-        )

@@ -39,7 +39,7 @@ from attnlab.training.checkpoints import (
     remove_stale_temporaries,
 )
 from attnlab.training.curve import LOSS, LossCurve
-from attnlab.training.data import TokenWindows
+from attnlab.training.datamodule import TokenWindows
 from attnlab.training.lock import RunLocked, exclusive_run
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress

@@ -1,0 +1,75 @@
+"""The train split as a Lightning DataModule of seeded step batches (:mod:`attnlab.training.data`).
+
+A later validation hook reads the other split through :func:`attnlab.data.tokens.read_tokens`
+and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not change.
+"""
+
+from pathlib import Path
+
+import lightning.pytorch as pl
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader
+
+from attnlab.data.tokens import read_tokens
+from attnlab.training.data import StepBatches
+
+
+class TokenWindows(pl.LightningDataModule):
+    """The train split as a stream of seeded step batches, resumable at any step.
+
+    ``train_dataloader`` is built after Lightning restores a checkpoint, so it starts at
+    the restored ``trainer.global_step``; each batch carries its step, and the task checks
+    it against the step it is about to take.
+    """
+
+    def __init__(
+        self,
+        train_path: Path,
+        block_size: int,
+        batch_size: int,
+        seed: int,
+        steps: int,
+        num_workers: int = 0,
+    ) -> None:
+        super().__init__()
+        self.train_path = Path(train_path)
+        self.block_size = block_size
+        self.batch_size = batch_size
+        self.seed = seed
+        self.steps = steps
+        self.num_workers = num_workers
+        self.train_tokens: Tensor | None = None
+
+    def setup(self, stage: str) -> None:
+        """Read the train split once (zero-copy from Parquet's buffer)."""
+        if self.train_tokens is None:
+            self.train_tokens = read_tokens(self.train_path)
+
+    def train_dataloader(self) -> DataLoader:
+        """A DataLoader over the steps still to train, for this process's rank."""
+        assert self.train_tokens is not None, "setup() reads the tokens first"
+        trainer = self.trainer
+        start = trainer.global_step if trainer is not None else 0
+        rank = trainer.global_rank if trainer is not None else 0
+        world_size = trainer.world_size if trainer is not None else 1
+        batches = StepBatches(
+            self.train_tokens,
+            self.block_size,
+            self.batch_size,
+            self.seed,
+            start,
+            self.steps,
+            rank,
+            world_size,
+        )
+        # batch_size=None: each item already is a batch. A private generator keeps the
+        # DataLoader from drawing its base seed from the global RNG, whose state the
+        # checkpoint restores and dropout consumes.
+        return DataLoader(
+            batches,
+            batch_size=None,
+            num_workers=self.num_workers,
+            generator=torch.Generator().manual_seed(self.seed),
+            persistent_workers=False,
+        )
