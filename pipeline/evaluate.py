@@ -13,7 +13,7 @@ from attnlab.config import load_params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
 from attnlab.evaluation import EvaluationInputs, evaluate_variant
-from attnlab.evaluation.summary import token_byte_lengths
+from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.training.artifacts import load_trained_model, write_json
 
 TOKENS = Path("data/tokens")

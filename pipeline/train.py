@@ -9,8 +9,9 @@ import typer
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.config import load_params
 from attnlab.data.tokens import check_fits, read_tokens
+from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.evaluation.curve import ValidationCurve
-from attnlab.evaluation.summary import WholeSplitScore, token_byte_lengths
+from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import sample_windows
 from attnlab.training import (
     TrainJob,

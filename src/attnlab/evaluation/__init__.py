@@ -2,10 +2,11 @@
 
 Pure functions over a model and token tensors, plus the ``ValidationCurve`` callback that
 draws a ``val/ppl`` curve during training. Nothing here knows about params.yaml or paths.
+The two Lightning callbacks (``ValidationCurve``, ``WholeSplitScore``) load on first use
+(:mod:`attnlab.lazy`): the evaluate stage measures a trained model without Lightning.
 """
 
 from attnlab.evaluation.attention_stats import attention_statistics, head_statistics
-from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.gradients import block_gradient_norms, parameter_counts
 from attnlab.evaluation.initial import build_initial_model
 from attnlab.evaluation.perplexity import (
@@ -15,8 +16,12 @@ from attnlab.evaluation.perplexity import (
     score_windows,
 )
 from attnlab.evaluation.report import EXTRA_MEASUREMENTS, EvaluationInputs, evaluate_variant
-from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import Windows, cut_windows, sample_windows
+from attnlab.lazy import lazy_exports
+
+__getattr__ = lazy_exports(
+    __name__, {"curve": ("ValidationCurve",), "summary": ("WholeSplitScore",)}
+)
 
 __all__ = [
     "WholeSplitScore",

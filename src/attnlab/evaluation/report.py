@@ -21,6 +21,7 @@ from typing import Any
 from torch import Tensor
 
 from attnlab.evaluation.attention_stats import SCORE_STATS_PROTOCOL, attention_statistics
+from attnlab.evaluation.bpb import bits_per_byte, scored_bytes
 from attnlab.evaluation.gradients import GRAD_NORM_PROTOCOL, block_gradient_norms, parameter_counts
 from attnlab.evaluation.initial import build_initial_model
 from attnlab.evaluation.perplexity import (
@@ -29,7 +30,6 @@ from attnlab.evaluation.perplexity import (
     perplexity,
     perplexity_by_length,
 )
-from attnlab.evaluation.summary import bits_per_byte, scored_bytes
 from attnlab.evaluation.windows import sample_windows
 from attnlab.models import LanguageModel
 from attnlab.training.data import draw_windows

@@ -10,41 +10,18 @@ the same thing as ``reports/metrics/<variant>/eval.json``.
 """
 
 import logging
-import math
-from pathlib import Path
 
 import lightning.pytorch as pl
-import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from torch import Tensor
 
-from attnlab.data.bpe import load_tokenizer
-from attnlab.evaluation.perplexity import Perplexity, perplexity
+from attnlab.evaluation.bpb import bits_per_byte, scored_bytes
+from attnlab.evaluation.perplexity import perplexity
 
 log = logging.getLogger(__name__)
 PPL = "val/ppl"
 BPB = "val/bpb"
-
-
-def bits_per_byte(score: Perplexity, scored_bytes: int) -> float:
-    """The mean NLL in bits per byte of text: ``nll * tokens / (ln 2 * bytes)``."""
-    return score.nll * score.tokens / (math.log(2) * scored_bytes)
-
-
-def token_byte_lengths(tokenizer_path: Path) -> Tensor:
-    """(V,) the bytes each token id stands for, from a byte-level BPE's ``tokenizer.json``.
-
-    A byte-level token's string holds one character per byte (GPT-2's byte alphabet).
-    """
-    tokenizer = load_tokenizer(tokenizer_path)
-    lengths = [len(tokenizer.id_to_token(i)) for i in range(tokenizer.get_vocab_size())]
-    return torch.tensor(lengths, dtype=torch.int64)
-
-
-def scored_bytes(tokens: Tensor, token_bytes: Tensor) -> int:
-    """Bytes of the split's scored tokens: every token but the first (P0's protocol)."""
-    return int(token_bytes[tokens[1:].long()].sum())
 
 
 class WholeSplitScore(Callback):
