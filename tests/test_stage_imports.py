@@ -1,0 +1,72 @@
+"""The stages that never train import neither Lightning nor W&B nor Optuna (issue 14).
+
+``evaluate``, ``winograd-score``, ``winograd-maps``, ``report`` and ``probes`` run about a
+hundred times in a ``dvc repro`` of several seeds; Lightning alone costs each 3-10 s. Each
+stage script runs ``--help`` in a fresh interpreter, which imports everything the stage
+imports, and reports which of the training stack it loaded. The train stage must load it,
+so the probe can tell.
+"""
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import attnlab.evaluation
+import attnlab.training
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAINING_STACK = ("lightning", "wandb", "optuna")
+PROBE = """
+import runpy, sys
+script = sys.argv[1]
+sys.argv = [script, "--help"]
+try:
+    runpy.run_path(script, run_name="__main__")
+except SystemExit:
+    pass
+print("LOADED", *sorted(m for m in {stack!r} if m in sys.modules))
+"""
+READERS = ["evaluate", "winograd_score", "winograd_maps", "report", "probes"]
+
+
+def _loaded_by(script: str) -> tuple[str, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(stack=TRAINING_STACK), f"pipeline/{script}.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    *help_text, loaded = done.stdout.strip().splitlines()
+    return "\n".join(help_text), loaded.split()[1:]
+
+
+@pytest.mark.parametrize("script", READERS)
+def test_a_stage_that_never_trains_loads_no_training_stack(script):
+    help_text, loaded = _loaded_by(script)
+    assert "Reads:" in help_text  # the stage's own help: its module really ran
+    assert loaded == []
+
+
+def test_the_train_stage_still_loads_lightning_and_wandb():
+    _, loaded = _loaded_by("train")
+    assert {"lightning", "wandb"} <= set(loaded)
+
+
+@pytest.mark.parametrize(
+    "package", [attnlab.training, attnlab.evaluation], ids=lambda p: p.__name__
+)
+def test_every_export_resolves_and_no_submodule_hides_one(package):
+    # Importing a submodule sets the package attribute of its name: an export of the same
+    # name, loaded later, would be that module instead. Import them all, then read.
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    for name in package.__all__:
+        assert not isinstance(getattr(package, name), ModuleType), f"{package.__name__}.{name}"
+    with pytest.raises(AttributeError, match="no_such_name"):
+        package.no_such_name  # noqa: B018
