@@ -4,36 +4,20 @@
 joins the same study in a shared database from another machine.
 """
 
+from __future__ import annotations
+
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import optuna
-import torch
 import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.config import load_params
-from attnlab.sweeps import (
-    StorageError,
-    Sweep,
-    WorkerJob,
-    best_record,
-    is_embedded,
-    is_sqlite,
-    local_workers,
-    redact,
-    run_workers,
-    storage_url,
-    tally,
-    worker_jobs,
-    worker_seed,
-    write_best,
-    write_figures,
-    write_snapshot,
-    write_trials,
-)
-from attnlab.training import run_root_from_env, wandb_dir
+
+if TYPE_CHECKING:
+    import optuna
+
+    from attnlab.sweeps import Sweep
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
@@ -43,6 +27,24 @@ REPORTS = Path("reports/sweeps")
 
 
 def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, str, int]:
+    # Optuna, Lightning and W&B load here, when a command runs: `--help` answers without them.
+    import torch
+
+    from attnlab.config import load_params
+    from attnlab.sweeps import (
+        StorageError,
+        Sweep,
+        WorkerJob,
+        is_embedded,
+        is_sqlite,
+        local_workers,
+        run_workers,
+        storage_url,
+        worker_jobs,
+        worker_seed,
+    )
+    from attnlab.training import run_root_from_env, wandb_dir
+
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     loaded = load_params(params)
     sweep = Sweep.named(loaded, study)
@@ -103,6 +105,16 @@ def main(
     history, parameter importances, slices, intermediate values).
     """
     sweep, optuna_study, url, count = _run(params, study, worker=False)
+    from attnlab.sweeps import (
+        best_record,
+        is_embedded,
+        tally,
+        write_best,
+        write_figures,
+        write_snapshot,
+        write_trials,
+    )
+
     if not is_embedded(url):
         write_snapshot(STUDIES / f"{study}.journal", optuna_study, url)
     folder = REPORTS / study
@@ -132,6 +144,8 @@ def worker(
     Writes: trials into that database and W&B runs under `WANDB_DIR`; nothing in the project.
     """
     sweep, optuna_study, url, count = _run(params, study, worker=True)
+    from attnlab.sweeps import redact, tally
+
     print(
         f"{sweep.name} on {redact(url)}: {tally(optuna_study).finished} trials finished; "
         f"this machine's {count} worker(s) are done"

@@ -4,7 +4,7 @@
 hundred times in a ``dvc repro`` of several seeds; Lightning alone costs each 3-10 s. Each
 stage script runs ``--help`` in a fresh interpreter, which imports everything the stage
 imports, and reports which of the training stack it loaded. The train stage must load it,
-so the probe can tell.
+so the probe can tell. The sweep stage trains, but its ``--help`` loads none of it either.
 """
 
 import importlib
@@ -51,6 +51,11 @@ def test_a_stage_that_never_trains_loads_no_training_stack(script):
     help_text, loaded = _loaded_by(script)
     assert "Reads:" in help_text  # the stage's own help: its module really ran
     assert loaded == []
+
+
+def test_the_sweep_stage_answers_help_before_loading_its_stack():
+    help_text, loaded = _loaded_by("sweep")
+    assert "Reads:" in help_text and loaded == []
 
 
 def test_the_train_stage_still_loads_lightning_and_wandb():
