@@ -1,12 +1,14 @@
 """Hand-made measurements in the layout the pipeline writes, for the report's tests.
 
 ``write_run`` lays out what a tiny-budget ``dvc repro`` leaves under ``reports/``: every
-variant of params.yaml trained and evaluated, the probes, the cost table, the Winograd
-models with their maps, and one sweep. The numbers are made up but shaped like real
-ones; ``only`` keeps a subset (a partial run).
+variant of params.yaml trained and evaluated under each of :data:`SEEDS` (one folder or
+file per seed, ``seed-<s>``), the probes, the cost table, the Winograd models with their
+maps, and one sweep. The numbers are made up but shaped like real ones, each seed a little
+off the others; ``only`` keeps a subset (a partial run).
 """
 
 import csv
+import itertools
 import json
 import math
 from pathlib import Path
@@ -18,14 +20,29 @@ from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = list(yaml.safe_load((ROOT / "params.yaml").read_text())["variants"])
-PARAMS = {"seed": 1337, "budget": {"scale": 0.002}}
+PARAMS = {
+    "seed": 1337,
+    "budget": {"scale": 0.002},
+    "wandb": {"entity": None, "project": "attnlab"},  # offline: no links
+    "sweeps": {"dk": {"variant": "dk-128-scaled", "choice": {"d_head": 128, "scale_scores": True}}},
+}
+SEEDS = (1, 2)
+
+
+def jitter(seed: int, i: int) -> float:
+    """Seed ``seed``'s factor on row ``i``'s numbers: a few per mille, varying by row."""
+    return 1 + 0.004 * (seed - 1) * (1 + i % 3)
 
 
 def inputs(reports: Path) -> ReportInputs:
     """The report's inputs for a fabricated ``reports`` folder."""
     return ReportInputs(
-        reports / "metrics", reports / "curves", reports / "tables", reports / "figures",
-        reports / "sweeps", PARAMS,
+        reports / "metrics",
+        reports / "curves",
+        reports / "tables",
+        reports / "figures",
+        reports / "sweeps",
+        PARAMS,
     )
 
 
@@ -42,14 +59,28 @@ def _rows(path: Path, rows: list[dict], delimiter: str = "\t") -> None:
         writer.writerows(rows)
 
 
-def _variant(reports: Path, name: str, i: int) -> None:
-    ppl = 300.0 + 7.0 * i
-    _json(reports / f"metrics/{name}/train.json", {
-        "train/loss": math.log(ppl) - 0.05, "steps": 6, "tokens_seen": 6 * 64 * 128,
-        "wall_s": 1.5 + i, "device": "cpu", "world_size": 1, "precision": "32-true",
-    })
-    record = {"val/ppl": ppl, "train/ppl": ppl - 10, "params/total": 477_696 + i,
-              "protocol": {"perplexity": "every validation token scored once."}}
+def _variant(reports: Path, name: str, i: int, seed: int) -> None:
+    ppl = (300.0 + 7.0 * i) * jitter(seed, i)
+    _json(
+        reports / f"metrics/{name}/seed-{seed}/train.json",
+        {
+            "train/loss": math.log(ppl) - 0.05,
+            "steps": 6,
+            "tokens_seen": 6 * 64 * 128,
+            "wall_s": 1.5 + i,
+            "device": "cpu",
+            "world_size": 1,
+            "precision": "32-true",
+            "seed": seed,
+        },
+    )
+    record = {
+        "val/ppl": ppl,
+        "train/ppl": ppl - 10,
+        "params/total": 477_696 + i,
+        "protocol": {"perplexity": "every validation token scored once."},
+        "seed": seed,
+    }
     if name.startswith("positions-"):
         record.update({f"val/ppl@{n}": ppl * (1 + n / 640) for n in (64, 128, 256)})
     if name.startswith("dk-"):
@@ -61,11 +92,14 @@ def _variant(reports: Path, name: str, i: int) -> None:
         norms = [0.1 * (1 + b) ** (1.5 if "post" in name else 0.2) for b in range(12)]
         record.update({f"grad_norm/block_{b:02d}": n for b, n in enumerate(norms)})
         record["grad_norm/ratio_last_first"] = norms[-1] / norms[0]
-    _json(reports / f"metrics/{name}/eval.json", record)
-    losses = [{"step": s, "loss": 6.9 - 0.1 * s} for s in range(1, 7)]
-    _rows(reports / f"curves/{name}/train_loss.csv", losses, ",")
-    _rows(reports / f"curves/{name}/val_ppl.csv", [{"step": 0, "val/ppl": 1024.0},
-                                                   {"step": 6, "val/ppl": ppl}], ",")
+    _json(reports / f"metrics/{name}/seed-{seed}/eval.json", record)
+    losses = [{"step": s, "loss": (6.9 - 0.1 * s) * jitter(seed, s)} for s in range(1, 7)]
+    _rows(reports / f"curves/{name}/seed-{seed}/train_loss.csv", losses, ",")
+    _rows(
+        reports / f"curves/{name}/seed-{seed}/val_ppl.csv",
+        [{"step": 0, "val/ppl": 1024.0}, {"step": 6, "val/ppl": ppl}],
+        ",",
+    )
 
 
 def maps() -> dict:
@@ -83,8 +117,7 @@ def maps() -> dict:
         second = [0.03] * query
         second[11], second[6 if adj in CROSSED else 1] = 0.3, 0.3
         second[0] += 1 - sum(second)
-        out[adj] = {"tokens": [adj if t == "adj" else t for t in tokens],
-                    "blocks": [first, second]}
+        out[adj] = {"tokens": [adj if t == "adj" else t for t in tokens], "blocks": [first, second]}
     return out
 
 
@@ -98,39 +131,105 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
     _json(reports / "metrics/corpus.json", {"chars": 1115394, "tokens": 459792})
     for i, name in enumerate(VARIANTS):
         if keep(name.split("-")[0]):
-            _variant(reports, name, i)
+            for seed in SEEDS:
+                _variant(reports, name, i, seed)
     if keep("probes"):
         _json(reports / "metrics/probes/e03.json", {"e03/last_row_max_abs_diff": 0.0})
-        _json(reports / "metrics/probes/e05.json", {"e05/var_over_d@4": 0.99,
-                                                     "e05/var_over_d@64": 1.01})
-        _json(reports / "metrics/probes/e15.json", {"e15/total/formula": 124_439_808,
-                                                     "e15/total/module": 124_439_808})
-        _rows(reports / "tables/probes/e05_dot_products.tsv",
-              [{"d": 4, "var": 3.96, "var_over_d": 0.99}, {"d": 64, "var": 64.6,
-                                                            "var_over_d": 1.01}])
+        _json(
+            reports / "metrics/probes/e05.json",
+            {"e05/var_over_d@4": 0.99, "e05/var_over_d@64": 1.01},
+        )
+        _json(
+            reports / "metrics/probes/e15.json",
+            {"e15/total/formula": 124_439_808, "e15/total/module": 124_439_808},
+        )
+        _rows(
+            reports / "tables/probes/e05_dot_products.tsv",
+            [{"d": 4, "var": 3.96, "var_over_d": 0.99}, {"d": 64, "var": 64.6, "var_over_d": 1.01}],
+        )
     if keep("cost"):
         _json(reports / "metrics/cost.json", {"e14/naive/time_slope": 1.93, "e14/device": "cpu"})
-        _rows(reports / "tables/e14_cost.tsv", [
-            {"implementation": impl, "n": n, "status": "ok", "total_ms": n * n / k}
-            for impl, k in (("naive", 1e4), ("sdpa", 3e4)) for n in (128, 256, 512)])
+        _rows(
+            reports / "tables/e14_cost.tsv",
+            [
+                {"implementation": impl, "n": n, "status": "ok", "total_ms": n * n / k}
+                for impl, k in (("naive", 1e4), ("sdpa", 3e4))
+                for n in (128, 256, 512)
+            ],
+        )
     if keep("winograd"):
         for task, accs in (("leaky", (0.9, 0.7, 0.8)), ("closed", (0.3, 0.85, 0.99))):
-            for model, value in zip(("average", "one-block", "two-blocks"), accs, strict=True):
-                record = {"winograd/acc": value, "winograd/wrong_noun": 0.5 - value / 4}
-                _json(reports / f"metrics/winograd/{task}-{model}.json", record)
-                _json(reports / f"metrics/winograd/train/{task}-{model}.json",
-                      {"train/loss": 0.1, "steps": 4, "wall_s": 0.5, "device": "cpu"})
-                _rows(reports / f"curves/winograd/{task}-{model}.csv",
-                      [{"step": s, "loss": 3.0 / s} for s in range(1, 5)], ",")
-        _json(reports / "metrics/winograd/data.json",
-              {task: {"train_sentences": 10, "held_out_sentences": 4} for task in ("leaky",
-                                                                                  "closed")})
-        _json(reports / "tables/winograd/maps.json",
-              {"variant": "closed-two-blocks", "x": "animal", "y": "street", "adjectives": maps()})
+            for (model, value), seed in itertools.product(
+                zip(("average", "one-block", "two-blocks"), accs, strict=True), SEEDS
+            ):
+                share = round(value * jitter(seed, 1) ** -1, 4)
+                record = {
+                    "winograd/acc": share,
+                    "winograd/wrong_noun": 0.5 - share / 4,
+                    "winograd/sentences": 240,
+                    "seed": seed,
+                }
+                _json(reports / f"metrics/winograd/{task}-{model}/seed-{seed}.json", record)
+                _json(
+                    reports / f"metrics/winograd/train/{task}-{model}/seed-{seed}.json",
+                    {"train/loss": 0.1, "steps": 4, "wall_s": 0.5, "device": "cpu", "seed": seed},
+                )
+                _rows(
+                    reports / f"curves/winograd/{task}-{model}/seed-{seed}.csv",
+                    [{"step": s, "loss": 3.0 / s * jitter(seed, s)} for s in range(1, 5)],
+                    ",",
+                )
+        _json(
+            reports / "metrics/winograd/data.json",
+            {
+                task: {"train_sentences": 10, "held_out_sentences": 4}
+                for task in ("leaky", "closed")
+            },
+        )
+        _json(
+            reports / "tables/winograd/maps.json",
+            {"variant": "closed-two-blocks", "x": "animal", "y": "street", "adjectives": maps()},
+        )
     if keep("sweeps"):
-        _json(reports / "sweeps/dk/best.json", {"val/ppl": 310.0, "params": {"d_head": 64}})
-        _rows(reports / "sweeps/dk/trials.csv", [
-            {"number": i, "state": "COMPLETE", "value": 300 + (i - 2) ** 2, "duration_s": 1.0,
-             "wandb_run_id": "", "retry_of": "", "note": "", "d_head": 2 ** (i + 4)}
-            for i in range(5)], ",")
+        _sweep(reports / "sweeps/dk")
     return reports
+
+
+def _sweep(folder: Path) -> None:
+    """Study ``dk`` as the sweep stage writes it: 5 completed trials, one pruned, one failed.
+
+    Trial 2 has the catalogue's choice (d_head 128, divided) and is the best.
+    """
+    rows = [
+        {
+            "number": i,
+            "state": "COMPLETE",
+            "value": 300 + (i - 2) ** 2,
+            "duration_s": 1.0,
+            "wandb_run_id": f"run{i}",
+            "worker": "host:1",
+            "retry_of": "",
+            "note": "",
+            "d_head": 2 ** (i + 5),
+            "scale_scores": i % 2 == 0,
+        }
+        for i in range(5)
+    ]
+    rows.append({**rows[0], "number": 5, "state": "PRUNED", "value": "", "wandb_run_id": "run5",
+                 "note": "pruned at step 4 (curve val/ppl 900)"})  # fmt: skip
+    rows.append({**rows[0], "number": 6, "state": "FAIL", "value": "", "wandb_run_id": "",
+                 "note": "its worker stopped sending heartbeats (killed?)"})  # fmt: skip
+    _rows(folder / "trials.csv", rows, ",")
+    _json(
+        folder / "best.json",
+        {
+            "study": "sweep-dk",
+            "val/ppl": 300.0,
+            "trial": 2,
+            "params": {"d_head": 128, "scale_scores": True},
+            "wandb_run_id": "run2",
+            "trials": {"target": 6, "RUNNING": 0, "COMPLETE": 5, "PRUNED": 1, "FAIL": 1},
+            "cost": {"trial_s": 7.0, "wall_s": 4.5},
+            "protocol": {"variant": "dk-128-scaled", "budget": 1.0, "workers": 2},
+        },
+    )

@@ -19,12 +19,26 @@ def _curve_panel() -> Figure:
     steps = list(range(0, 1000, 5))
     return figures.curves(
         {
-            f"variant-{k}": [(s, 5.0 / (1 + k) + 1e-3 * ((s * (k + 3)) % 17)) for s in steps]
+            f"variant-{k}": {
+                seed: [(s, seed * 5.0 / (1 + k) + 1e-3 * ((s * (k + 3)) % 17)) for s in steps]
+                for seed in (1, 2)
+            }
             for k in range(8)
         },
-        {f"variant-{k}": [(s, 300.0 / (1 + k + s / 100)) for s in steps[::20]] for k in range(8)},
+        {
+            f"variant-{k}": {
+                seed: [(s, seed * 300.0 / (1 + k + s / 100)) for s in steps[::20]]
+                for seed in (1, 2)
+            }
+            for k in range(8)
+        },
         "eight variants",
     )
+
+
+def test_a_curve_over_seeds_is_their_mean_and_min_max_at_the_steps_all_recorded():
+    runs = {1: [(0, 1.0), (1, 3.0), (2, 5.0)], 2: [(1, 5.0), (2, 9.0)], 3: [(1, 4.0), (2, 1.0)]}
+    assert figures.seed_band(runs) == ([1, 2], [4.0, 5.0], [3.0, 1.0], [5.0, 9.0])
 
 
 def test_the_same_figure_encodes_to_the_same_bytes_twice():

@@ -1,10 +1,13 @@
-"""The headline metrics: few enough columns for `dvc exp show`, keyed by variant, numbers only."""
+"""The headline metrics: few enough columns for `dvc exp show`, keyed by variant, numbers only.
+
+A trained value is its mean over seeds, beside the number of seeds ``n``.
+"""
 
 from pathlib import Path
 
 import yaml
 
-from attnlab.report.claims import FAILS, HOLDS, NOT_RUN, Verdict
+from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
 from attnlab.report.headline import headline
 from attnlab.report.results import Results, Sweep
 
@@ -16,23 +19,26 @@ def _verdict(status: str) -> Verdict:
 
 
 def test_headline_keeps_the_comparable_numbers_and_drops_tables_and_strings():
+    mlp = {"val/ppl": 39.5, "val/bpb": 2.1, "params/total": 1, "protocol": {}}
     results = Results(
         metrics={
-            "ladder-mlp/eval": {"val/ppl": 39.5, "val/bpb": 2.1, "params/total": 1, "protocol": {}},
-            "ladder-mlp/train": {"train/loss": 2.9, "device": "cpu"},
-            "winograd/closed-one-block": {"winograd/acc": 1.0, "winograd/sentences": 240},
-            "winograd/train/closed-one-block": {"train/loss": 0.1},
-            "probes/e05": {"e05/var@4": 4.0},
+            "ladder-mlp/eval": {1: mlp, 2: {**mlp, "val/ppl": 40.5, "val/bpb": 2.3}},
+            "ladder-mlp/train": {1: {"train/loss": 2.9, "device": "cpu"}},
+            "winograd/closed-one-block": {
+                s: {"winograd/acc": 1.0, "winograd/sentences": 240} for s in (1, 2, 3)
+            },
+            "winograd/train/closed-one-block": {1: {"train/loss": 0.1}},
+            "probes/e05": {None: {"e05/var@4": 4.0}},
         },
         sweeps={
             "dk": Sweep(best={"val/ppl": 76.4, "params": {"d_head": 9}}, trials=[], figures=())
         },
     )
-    verdicts = [_verdict(HOLDS), _verdict(HOLDS), _verdict(FAILS), _verdict(NOT_RUN)]
+    verdicts = [_verdict(s) for s in (HOLDS, HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)]
     assert headline(results, verdicts) == {
-        "claims": {"holds": 2, "does_not_hold": 1, "not_run": 1},
-        "ladder-mlp": {"val/ppl": 39.5, "val/bpb": 2.1},
-        "winograd/closed-one-block": {"winograd/acc": 1.0},
+        "claims": {"holds": 2, "does_not_hold": 1, "inconclusive": 1, "not_run": 1},
+        "ladder-mlp": {"val/ppl": 40.0, "val/bpb": 2.2, "n": 2},
+        "winograd/closed-one-block": {"winograd/acc": 1.0, "n": 3},
         "sweep/dk": {"best/val/ppl": 76.4},
     }
 

@@ -1,4 +1,7 @@
-"""The report renders from a full tiny-budget run, a partial one and an empty one."""
+"""The report renders from a full tiny-budget run, a partial one and an empty one.
+
+The fabricated runs train every variant under two seeds (report_fabricate.SEEDS).
+"""
 
 import re
 from html.parser import HTMLParser
@@ -6,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from report_fabricate import VARIANTS, inputs, write_run
 
-from attnlab.report import CLAIMS, FAILS, HOLDS, NOT_RUN, build_report
+from attnlab.report import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, build_report
 from attnlab.report.sections import STORY
 
 
@@ -45,16 +48,16 @@ def full(full_run):
     return build_report(inputs(full_run))
 
 
-def test_a_full_run_has_every_section_in_the_storys_order_and_every_claim_decided(full):
+def test_a_full_run_has_every_section_in_the_storys_order_and_every_claim_judged(full):
     page = _parse(full.index_html)
     ids = [entry.id for entry in STORY]
-    assert page.sections == ["claims", *sorted(ids, key=_story_order)]
+    assert page.sections == ["claims", "inconclusive", *sorted(ids, key=_story_order)]
     assert len(full.verdicts) == len(CLAIMS)
     statuses = {v.claim.id: v.status for v in full.verdicts}
     # The fabricated run measures every claim's inputs except the E03-E12 probes it skips.
     undecided = sorted(c for c, s in statuses.items() if s == NOT_RUN)
     assert undecided == ["E04.1", "E10.1", "E12.1", "E19.1"]
-    assert {HOLDS, FAILS} <= set(statuses.values())
+    assert {HOLDS, FAILS, INCONCLUSIVE} <= set(statuses.values())
     for claim in CLAIMS:
         assert claim.text in full.index_html.replace("&#x27;", "'"), claim.id
         assert claim.id in full.markdown
@@ -94,7 +97,7 @@ def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
     statuses = {v.claim.experiment: set() for v in report.verdicts}
     for verdict in report.verdicts:
         statuses[verdict.claim.experiment].add(verdict.status)
-    assert statuses["E02"] <= {HOLDS, FAILS}
+    assert NOT_RUN not in statuses["E02"]
     for experiment in ("E08", "E09", "E11", "E13", "E14", "E16", "E17", "E18"):
         assert statuses[experiment] == {NOT_RUN}, experiment
     nav = report.index_html.split("<nav>", 1)[1].split("</nav>", 1)[0]
@@ -110,12 +113,15 @@ def test_an_empty_run_and_unreadable_files_still_render(tmp_path):
     empty = build_report(inputs(tmp_path / "nothing"))
     assert {v.status for v in empty.verdicts} == {NOT_RUN}
     reports = write_run(tmp_path / "reports", only={"ladder"})
-    (reports / "metrics/ladder-mlp/eval.json").write_text("{ not json")
-    (reports / "curves/ladder-mlp/train_loss.csv").write_text("step\n1\n")
+    (reports / "metrics/ladder-mlp/seed-2/eval.json").write_text("{ not json")
+    (reports / "curves/ladder-mlp/seed-2/train_loss.csv").write_text("step\n1\n")
     report = build_report(inputs(reports))
-    assert "ladder-mlp/eval.json: unreadable" in report.index_html
+    assert "ladder-mlp/seed-2/eval.json: unreadable" in report.index_html
     assert "Files that could not be read" in report.markdown
     mlp = next(v for v in report.verdicts if v.claim.id == "E02.8")
+    assert mlp.status == INCONCLUSIVE and mlp.n == 1  # seed 1 is left, alone
+    (reports / "metrics/ladder-mlp/seed-1/eval.json").write_text("[]")
+    mlp = next(v for v in build_report(inputs(reports)).verdicts if v.claim.id == "E02.8")
     assert mlp.status == NOT_RUN
 
 
@@ -132,3 +138,48 @@ def test_the_demo_embeds_the_maps_as_data_that_cannot_close_its_script(tmp_path)
     assert '"E17, closed, 2 blocks"' in island and '"tired"' in island
     assert "Not run yet" in report.demo_html  # the fallback text stays in the page's code
     assert len(VARIANTS) > 20
+
+
+def test_tables_show_the_mean_the_interval_and_n_with_the_seeds_behind_each_cell(full):
+    e02 = full.index_html.split('<section id="E02">', 1)[1].split("</section>", 1)[0]
+    cells = re.findall(r'<td title="(seed 1: [^"]+)">([^<]+)</td>', e02)
+    assert cells, "no cell carries its per-seed values"
+    detail, text = cells[0]
+    assert re.fullmatch(r"seed 1: \S+, seed 2: \S+", detail)
+    assert re.fullmatch(r"\S+ ± \S+ \(2\)", text)
+    ladder = full.markdown.split("## E02: The ladder", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"\| no-context \|[^\n]*± [^\n]*\(2\) \|", ladder)
+    assert "| seeds per row | 2 (seeds 1, 2) |" in ladder
+
+
+def test_each_badge_gives_its_n_and_interval_and_the_inconclusive_list_names_the_runs(full):
+    e02 = next(v for v in full.verdicts if v.claim.id == "E02.3")
+    assert f'{e02.status} <span class="n">n = 2, {e02.interval}</span>' in full.index_html
+    exact = next(v for v in full.verdicts if v.claim.id == "E15.1")
+    assert f'{exact.status} <span class="n">exact</span>' in full.index_html
+    pending = [v for v in full.verdicts if v.status == INCONCLUSIVE]
+    listed = full.index_html.split('<section id="inconclusive">', 1)[1].split("</section>")[0]
+    for verdict in pending:
+        row = listed.split(f">{verdict.claim.id}<", 1)[1].split("</tr>", 1)[0]
+        assert all(variant in row for variant in verdict.variants), verdict.claim.id
+    assert "## Inconclusive claims" in full.markdown
+
+
+def test_the_aggregates_hold_mean_std_n_and_every_seed(full):
+    mlp = full.summary["ladder-mlp/eval"]["val/ppl"]
+    seeds = mlp["seeds"]
+    assert set(seeds) == {"1", "2"} and mlp["n"] == 2
+    assert mlp["mean"] == pytest.approx((seeds["1"] + seeds["2"]) / 2)
+    assert mlp["std"] == pytest.approx(abs(seeds["1"] - seeds["2"]) / 2**0.5)
+    assert "seed" not in full.summary["ladder-mlp/eval"]
+    assert "winograd/closed-average" in full.summary and "probes/e05" not in full.summary
+
+
+def test_a_stale_file_without_a_seed_beside_seeded_ones_is_ignored_and_said(tmp_path):
+    reports = write_run(tmp_path / "reports", only={"ladder"})
+    (reports / "metrics/ladder-mlp/eval.json").write_text('{"val/ppl": 1.0}')
+    report = build_report(inputs(reports))
+    assert report.summary["ladder-mlp/eval"]["val/ppl"]["n"] == 2
+    assert "metrics ladder-mlp/eval: a file without a seed beside per-seed files" in (
+        report.markdown
+    )

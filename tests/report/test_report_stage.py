@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from report_fabricate import write_run
+from report_fabricate import SEEDS, write_run
 
 from attnlab.report import CLAIMS
 
@@ -28,14 +28,21 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
     again = dvc_project.dvc("repro", "--single-item", "report")
     assert dvc_project.ran_stages(again.stdout) == []
 
-    eval_json = reports / "metrics/ladder-average/eval.json"
-    record = json.loads(eval_json.read_text())
-    record["val/ppl"] = 4 * json.loads(
-        (reports / "metrics/ladder-no-context/eval.json").read_text())["val/ppl"]
-    eval_json.write_text(json.dumps(record))
+    for seed in SEEDS:  # every seed's average exactly 4 times its no-context run
+        eval_json = reports / f"metrics/ladder-average/seed-{seed}/eval.json"
+        record = json.loads(eval_json.read_text())
+        record["val/ppl"] = (
+            4
+            * json.loads(
+                (reports / f"metrics/ladder-no-context/seed-{seed}/eval.json").read_text()
+            )["val/ppl"]
+        )
+        eval_json.write_text(json.dumps(record))
     changed = dvc_project.dvc("repro", "--single-item", "report")
     assert dvc_project.ran_stages(changed.stdout) == ["report"]
     markdown = (reports / "REPORT.md").read_text()
     assert "| E02.1 | averaging makes the model about four times worse" in markdown
     e021 = next(line for line in markdown.splitlines() if line.startswith("| E02.1 |"))
-    assert "**holds**" in e021 and "ratio 4.000" in e021
+    assert "**holds** (n = 2, [4, 4])" in e021 and "ratio 4.000" in e021
+    summary = json.loads((reports / "summary/ladder-average/eval.json").read_text())
+    assert summary["val/ppl"]["n"] == 2 and set(summary["val/ppl"]["seeds"]) == {"1", "2"}

@@ -5,7 +5,7 @@ from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 from attnlab.config.probes import CostParams, ProbesParams
-from attnlab.config.sweeps import StudyParams, SweepsParams
+from attnlab.config.sweeps import StudyParams, SweepsParams, catalogue_choice
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.winograd import WinogradParams
 
@@ -25,6 +25,7 @@ __all__ = [
     "TrainerParams",
     "WandbParams",
     "WinogradParams",
+    "catalogue_choice",
     "load_params",
     "parse_params",
 ]

@@ -236,6 +236,17 @@ def trial_variant(
     )
 
 
+def catalogue_choice(study: StudyParams, variant: Variant) -> dict[str, Any]:
+    """The catalogue's choice a study is answered against: ``variant``'s value of each axis.
+
+    ``variant`` is the study's own variant, resolved (``params.variant(study.variant)``).
+    """
+    model = dataclasses.asdict(variant.model)
+    return {
+        axis: model[axis] if axis in model else getattr(variant.train, axis) for axis in study.space
+    }
+
+
 def check_study(
     name: str,
     study: StudyParams,

@@ -2,32 +2,48 @@
 
 :func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
 every claim of docs/catalogue.md from the numbers (:mod:`attnlab.report.claims`) and renders
-``index.html`` (one self-contained page), ``REPORT.md``, the browser demo and the headline
-metrics `dvc exp show` compares (:mod:`attnlab.report.headline`). Whatever was not
+``index.html`` (one self-contained page), ``REPORT.md``, the browser demo, the headline
+metrics `dvc exp show` compares (:mod:`attnlab.report.headline`) and the aggregates over
+seeds of every trained measurement (:mod:`attnlab.report.summary`). Whatever was not
 measured shows as *not run*; nothing missing makes it fail.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
-from attnlab.report.claims import CLAIMS, FAILS, HOLDS, NOT_RUN, Claim, Verdict, judge, judge_all
+from attnlab.report.claims import (
+    CLAIMS,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    Claim,
+    Verdict,
+    judge,
+    judge_all,
+)
 from attnlab.report.demo import render_demo
 from attnlab.report.headline import headline
 from attnlab.report.render import render_html, render_markdown
 from attnlab.report.results import ReportInputs, Results, load_results
 from attnlab.report.sections import build_sections
+from attnlab.report.summary import aggregates
 from attnlab.report.winograd import demo_payload
 
 
 @dataclass(frozen=True)
 class Report:
-    """The rendered report: the page, its Markdown twin, the demo, and every verdict."""
+    """The rendered report: the page, its Markdown twin, the demo, and every verdict.
+
+    ``summary`` holds the aggregates over seeds, by metrics source.
+    """
 
     index_html: str
     markdown: str
     demo_html: str
     verdicts: list[Verdict]
     headline: dict[str, Any]
+    summary: dict[str, dict[str, dict[str, Any]]]
 
 
 def build_report(inputs: ReportInputs) -> Report:
@@ -41,6 +57,7 @@ def build_report(inputs: ReportInputs) -> Report:
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
         headline=headline(results, verdicts),
+        summary=aggregates(results),
     )
 
 
@@ -48,6 +65,7 @@ __all__ = [
     "CLAIMS",
     "FAILS",
     "HOLDS",
+    "INCONCLUSIVE",
     "NOT_RUN",
     "Claim",
     "Report",

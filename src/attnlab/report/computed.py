@@ -25,8 +25,10 @@ TABLES = {
     "E03": (("probes/e03_shuffle", "Each permutation of the window"),),
     "E04": (("probes/e04_averages", "The 6 x 6 averaging matrix and the three ways' max |diff|"),),
     "E05": (("probes/e05_dot_products", "Var(q.k) against d"),),
-    "E06": (("probes/e06_effective_tokens", "exp(entropy) of a row of 64 scores"),
-            ("probes/e06_example_row", "One row, divided and undivided")),
+    "E06": (
+        ("probes/e06_effective_tokens", "exp(entropy) of a row of 64 scores"),
+        ("probes/e06_example_row", "One row, divided and undivided"),
+    ),
     "E07": (("probes/e07_frozen_rows", "Softmax Jacobian trace and frozen rows"),),
     "E10": (("probes/e10_block_split", "Parameters of one block by component"),),
     "E12": (("probes/e12_equivariance", "attention(P x) vs P attention(x)"),),
@@ -38,9 +40,11 @@ TABLES = {
 
 def corpus(results: Results, section: Section) -> None:
     """P0: the corpus and tokenizer every trained model reads."""
-    record = results.metrics.get("corpus")
-    section.protocol = [("seed", params_line(results, "seed") or "not run"),
-                        ("budget scale", params_line(results, "budget.scale") or "not run")]
+    record = results.record("corpus")
+    section.protocol = [
+        ("seed", params_line(results, "seed") or "not run"),
+        ("budget scale", params_line(results, "budget.scale") or "not run"),
+    ]
     if record:
         rows = tuple((key, cell(value)) for key, value in record.items())
         section.tables.append(Table("Tiny Shakespeare, byte-level BPE", ("measure", "value"), rows))
@@ -50,8 +54,8 @@ def computed(results: Results, section: Section) -> None:
     """A computed experiment: its tables, its stage's figures, the environment it ran in."""
     key = section.id.lower()
     source = "cost" if section.id == "E14" else f"probes/{key}"
-    record = results.metrics.get(source)
-    section.measured = record is not None
+    record = results.record(source)
+    section.measured = source in results.metrics
     section.protocol = [("seed", params_line(results, "seed") or "not run")]
     if section.id == "E14":
         section.protocol += _cost_environment(results)
@@ -66,17 +70,25 @@ def computed(results: Results, section: Section) -> None:
         section.tables.append(Table(f"{source}.json", ("metric", "value"), rows))
     drawn = results.figures_of(f"{key}_")
     for path in drawn:
-        section.figures.append(Image(path.stem.replace("_", " "), figures.file_data_uri(path),
-                                     f"Drawn by the stage itself: {path.name}"))
+        section.figures.append(
+            Image(
+                path.stem.replace("_", " "),
+                figures.file_data_uri(path),
+                f"Drawn by the stage itself: {path.name}",
+            )
+        )
     if section.id == "E14" and not drawn:
         section.figures += _cost_figure(results)
 
 
 def _cost_environment(results: Results) -> list[tuple[str, str]]:
     """The environment the cost stage recorded: its one-level keys (``e14/torch``...)."""
-    record = results.metrics.get("cost", {})
-    return [(key.removeprefix("e14/").replace("_", " "), cell(value))
-            for key, value in record.items() if key.count("/") == 1]
+    record = results.record("cost")
+    return [
+        (key.removeprefix("e14/").replace("_", " "), cell(value))
+        for key, value in record.items()
+        if key.count("/") == 1
+    ]
 
 
 def _cost_figure(results: Results) -> list[Image]:
@@ -91,6 +103,13 @@ def _cost_figure(results: Results) -> list[Image]:
         return []
     ns = sorted({n for points in by_impl.values() for n in points})
     series = {impl: [points.get(n) for n in ns] for impl, points in by_impl.items()}
-    fig = figures.lines(ns, series, "E14: time of one attention layer", "n (tokens)",
-                        "forward time (ms)", logx=True, logy=True)
+    fig = figures.lines(
+        ns,
+        series,
+        "E14: time of one attention layer",
+        "n (tokens)",
+        "forward time (ms)",
+        logx=True,
+        logy=True,
+    )
     return [Image("Cost, log-log", figures.to_data_uri(fig))]

@@ -7,14 +7,39 @@ the measurements; :mod:`attnlab.report.render` turns them into a page and a Mark
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from attnlab.report.results import Results
 from attnlab.report.rules import fmt
+from attnlab.report.stats import Seed, Summary, paired, summarise
 
 MISSING = "not run"
+SPREAD_NOTE = (
+    "Trained values: mean ± half-width of the 95 % t-interval over seeds (n); "
+    "ratios: the geometric mean of the per-seed ratios [95 % interval] (n). "
+    "Hover a cell for its per-seed values; reports/summary/ holds them all."
+)
+
+
+class Cell(str):
+    """A table cell's text, with the per-seed values behind it (``detail``) when any.
+
+    ``href``: where the text links to (a sweep trial's W&B run), empty for plain text.
+    """
+
+    detail: str = ""
+    href: str = ""
+
+    @classmethod
+    def of(cls, text: str, detail: str = "", href: str = "") -> Cell:
+        """A cell showing ``text`` whose per-seed values read ``detail``, linking to ``href``."""
+        made = cls(text)
+        made.detail = detail
+        made.href = href
+        return made
 
 
 @dataclass(frozen=True)
@@ -68,9 +93,37 @@ def cell(value: Any, digits: str = "") -> str:
     return str(value)
 
 
-def ratio_cell(a: float | None, b: float | None) -> str:
-    """``a / b`` to three decimals, or ``not run``."""
-    return f"{a / b:.3f}" if a is not None and b else MISSING
+def _per_seed(values: Mapping[Seed, float], digits: str = "") -> str:
+    return ", ".join(f"seed {s}: {cell(v, digits)}" for s, v in values.items() if s is not None)
+
+
+def spread_cell(summary: Summary | None, digits: str = "") -> str:
+    """A measurement over seeds: ``mean ± half-width (n)``, or ``not run``.
+
+    One unseeded value prints as itself; one seed as ``value (n = 1)``: no interval.
+    """
+    if summary is None:
+        return MISSING
+    detail = _per_seed(summary.values, digits)
+    if summary.half_width is None:
+        suffix = "" if None in summary.values else " (n = 1)"
+        return Cell.of(cell(summary.mean, digits) + suffix, detail)
+    text = f"{cell(summary.mean, digits)} ± {fmt(summary.half_width)} ({summary.n})"
+    return Cell.of(text, detail)
+
+
+def ratio_cell(a: Mapping[Seed, float], b: Mapping[Seed, float]) -> str:
+    """``a / b`` paired by seed: the geometric mean of the ratios and its 95 % interval."""
+    ratios = {s: x / y for s, (x, y) in paired(a, b).items() if x > 0 and y > 0}
+    if not ratios:
+        return MISSING
+    summary = summarise({s: math.log(r) for s, r in ratios.items()})
+    detail = ", ".join(f"seed {s}: {r:.3f}" for s, r in ratios.items() if s is not None)
+    if summary.interval is None:
+        suffix = "" if None in ratios else " (n = 1)"
+        return Cell.of(f"{math.exp(summary.mean):.3f}{suffix}", detail)
+    low, high = (math.exp(x) for x in summary.interval)
+    return Cell.of(f"{math.exp(summary.mean):.3f} [{low:.3f}, {high:.3f}] ({summary.n})", detail)
 
 
 def tsv_table(title: str, rows: Sequence[dict[str, str]], note: str = "") -> Table | None:

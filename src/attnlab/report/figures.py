@@ -7,7 +7,9 @@ report of some twenty-five figures should stay well under a megabyte. The encodi
 deterministic (no date or software stamp; Pillow's median-cut palette has no randomness):
 rendering the same numbers twice gives the same bytes, and the committed report diffs
 cleanly. Figures other stages drew are re-encoded the same way (PNG) or inlined as they
-are (SVG).
+are (SVG). A trained measurement is drawn with its seeds: a bar or point at the mean,
+the 95 % t-interval as an error bar, each seed as a dot; a curve as the mean over seeds
+with the min-max band of the seeds around it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from matplotlib.ticker import FormatStrFormatter
 from PIL import Image
 
 from attnlab.report.results import Point
+from attnlab.report.stats import Seed, Summary
 
 matplotlib.use("Agg")
 MAX_POINTS = 300  # a curve is drawn as at most this many bucket means
@@ -87,18 +90,43 @@ def bucket_means(points: Sequence[Point], limit: int = MAX_POINTS) -> list[Point
     return [(sum(s for s, _ in b) / len(b), sum(v for _, v in b) / len(b)) for b in buckets]
 
 
+Band = tuple[list[float], list[float], list[float], list[float]]  # step, mean, min, max
+
+
+def seed_band(runs: Mapping[Seed, Sequence[Point]]) -> Band:
+    """The mean, min and max over seeds at every step all seeds recorded, bucketed.
+
+    Each of the four series is at most :data:`MAX_POINTS` bucket means long.
+    """
+    by_seed = [dict(points) for points in runs.values()]
+    steps = sorted(set.intersection(*(set(points) for points in by_seed)))
+    rows = [[seed[step] for seed in by_seed] for step in steps]
+    series = [
+        bucket_means([(step, stat(row)) for step, row in zip(steps, rows, strict=True)])
+        for stat in (lambda r: sum(r) / len(r), min, max)
+    ]
+    return ([s for s, _ in series[0]], *([v for _, v in points] for points in series))
+
+
 def curves(
-    train: Mapping[str, Sequence[Point]], val: Mapping[str, Sequence[Point]], title: str
+    train: Mapping[str, Mapping[Seed, Sequence[Point]]],
+    val: Mapping[str, Mapping[Seed, Sequence[Point]]],
+    title: str,
 ) -> Figure:
-    """Train loss (bucket means) and validation perplexity against step, one line a row."""
+    """Train loss (bucket means) and validation perplexity against step, one line a row.
+
+    Each row's line is its mean over seeds; the shaded band spans the seeds' min to max.
+    """
     panels = [(train, "train loss (nats), bucket means"), (val, "val/ppl (curve subset)")]
     panels = [(data, label) for data, label in panels if data]
     fig = Figure(figsize=(5.2 * len(panels), 3.8), layout="constrained")
     for i, (data, label) in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), i + 1)
-        for name, points in data.items():
-            shown = bucket_means(points)
-            ax.plot([s for s, _ in shown], [v for _, v in shown], lw=1.2, label=name)
+        for name, runs in data.items():
+            steps, mean, low, high = seed_band(runs)
+            (line,) = ax.plot(steps, mean, lw=1.2, label=f"{name} (n = {len(runs)})")
+            if len(runs) > 1:
+                ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, lw=0)
         ax.set(xlabel="step", ylabel=label)
         if "ppl" in label:
             _plain_log_y(ax)
@@ -108,47 +136,75 @@ def curves(
     return fig
 
 
+def _error(summary: Summary) -> float:
+    return summary.half_width or 0.0
+
+
 def bars(
     labels: Sequence[str],
-    series: Mapping[str, Sequence[float | None]],
+    series: Mapping[str, Sequence[Summary | None]],
     title: str,
     ylabel: str,
     log: bool = False,
 ) -> Figure:
-    """Grouped bars: one group per label, one bar per series (a missing value is a gap)."""
+    """Grouped bars at the mean over seeds, the 95 % interval as error bars, seeds as dots.
+
+    One group per label, one bar per series; a missing value is a gap.
+    """
     fig = Figure(figsize=(max(5.0, 0.9 * len(labels) + 2), 3.8), layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(series))
     for j, (name, values) in enumerate(series.items()):
         xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(labels))]
         kept = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
-        drawn = ax.bar([x for x, _ in kept], [v for _, v in kept], width, label=name)
+        drawn = ax.bar(
+            [x for x, _ in kept],
+            [v.mean for _, v in kept],
+            width,
+            label=name,
+            yerr=[_error(v) for _, v in kept],
+            capsize=3,
+            ecolor="0.25",
+        )
         ax.bar_label(drawn, fmt="%.3g", fontsize=7)
+        dots = [(x, value) for x, v in kept for value in v.values.values()]
+        ax.plot(
+            [x for x, _ in dots],
+            [y for _, y in dots],
+            "o",
+            ms=2.5,
+            color="black",
+            label="a seed" if j == 0 and dots else None,
+        )
     ax.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 5 else 0, ha="right")
     ax.set(ylabel=ylabel, title=title)
     if log:
         _plain_log_y(ax)
-    if len(series) > 1:
-        ax.legend(fontsize=8)
+    ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     return fig
 
 
 def lines(
     xs: Sequence[float],
-    series: Mapping[str, Sequence[float | None]],
+    series: Mapping[str, Sequence[Summary | float | None]],
     title: str,
     xlabel: str,
     ylabel: str,
     logx: bool = False,
     logy: bool = False,
 ) -> Figure:
-    """One line per series over shared ``xs`` (a missing value breaks nothing: it is skipped)."""
+    """One line per series over shared ``xs`` (a missing value breaks nothing: it is skipped).
+
+    A :class:`Summary` point is drawn at its mean with its 95 % interval as an error bar.
+    """
     fig = Figure(figsize=(5.6, 3.8), layout="constrained")
     ax = fig.add_subplot()
     for name, values in series.items():
         kept = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
-        ax.plot([x for x, _ in kept], [v for _, v in kept], "o-", label=name)
+        centres = [v.mean if isinstance(v, Summary) else v for _, v in kept]
+        errors = [_error(v) if isinstance(v, Summary) else 0.0 for _, v in kept]
+        ax.errorbar([x for x, _ in kept], centres, yerr=errors, fmt="o-", capsize=3, label=name)
     if logx:
         ax.set_xscale("log", base=2)
     if logy:

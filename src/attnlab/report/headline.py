@@ -5,24 +5,32 @@ metrics they made `dvc exp show` 1,232 columns wide, each prefixed by its file's
 The report stage instead writes one small file, keyed by variant, that DVC declares as
 the pipeline's only metrics: each trained variant's whole-split ``val/ppl`` (and
 ``val/bpb`` where the record has it), each Winograd variant's held-out accuracy, each
-study's best ``val/ppl``, and the tally of claim verdicts. Tables and strings stay out.
+study's best ``val/ppl``, and the tally of claim verdicts. A trained value is its mean over
+seeds, beside one ``n`` column (the seeds it averages); the spread and the per-seed
+values are in ``reports/summary/`` (:mod:`attnlab.report.summary`). Tables and strings
+stay out.
 """
 
 from typing import Any
 
-from attnlab.report.claims import FAILS, HOLDS, NOT_RUN, Verdict
+from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
 from attnlab.report.results import Results
 
 EVAL_SUFFIX = "/eval"
 VARIANT_KEYS = ("val/ppl", "val/bpb")
 WINOGRAD_PREFIX = "winograd/"
 WINOGRAD_KEY = "winograd/acc"
-TALLY = {HOLDS: "holds", FAILS: "does_not_hold", NOT_RUN: "not_run"}
+TALLY = {HOLDS: "holds", FAILS: "does_not_hold", INCONCLUSIVE: "inconclusive", NOT_RUN: "not_run"}
 
 
 def _numbers(results: Results, source: str, keys: tuple[str, ...]) -> dict[str, float]:
-    found = {key: results.value(source, key) for key in keys}
-    return {key: value for key, value in found.items() if value is not None}
+    found = {key: results.summary(source, key) for key in keys}
+    numbers: dict[str, float] = {
+        key: summary.mean for key, summary in found.items() if summary is not None
+    }
+    if numbers:
+        numbers["n"] = max(summary.n for summary in found.values() if summary is not None)
+    return numbers
 
 
 def headline(results: Results, verdicts: list[Verdict]) -> dict[str, Any]:
@@ -41,7 +49,7 @@ def headline(results: Results, verdicts: list[Verdict]) -> dict[str, Any]:
         if source.endswith(EVAL_SUFFIX):
             numbers = _numbers(results, source, VARIANT_KEYS)
             variant = source.removesuffix(EVAL_SUFFIX)
-        elif source.startswith(WINOGRAD_PREFIX) and results.value(source, WINOGRAD_KEY) is not None:
+        elif source.startswith(WINOGRAD_PREFIX) and results.summary(source, WINOGRAD_KEY):
             numbers = _numbers(results, source, (WINOGRAD_KEY,))
             variant = source
         else:

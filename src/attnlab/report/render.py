@@ -1,7 +1,8 @@
 """The report as one self-contained HTML page and as Markdown, from the same sections.
 
 The page carries its CSS and its figures inline (data URIs) and loads nothing: it opens
-from disk, offline. Nothing on it depends on the time of rendering, so the same
+from disk, offline. Its only links out are the sweep trials' W&B runs, when params
+``wandb`` names an entity. Nothing on it depends on the time of rendering, so the same
 measurements always give the same bytes.
 """
 
@@ -11,28 +12,93 @@ from collections import Counter
 from html import escape
 from importlib.resources import files
 
-from attnlab.report.claims import FAILS, HOLDS, NOT_RUN, Verdict
+from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STATUSES, Verdict
 from attnlab.report.content import Section, Table
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
-BADGE = {HOLDS: "holds", FAILS: "fails", NOT_RUN: "notrun"}
+BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive", NOT_RUN: "notrun"}
 
 
 def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
     counts = Counter(v.status for v in verdicts)
-    shown = [s for s in (HOLDS, FAILS, NOT_RUN) if counts[s] or not skip_zeros]
+    shown = [s for s in STATUSES if counts[s] or not skip_zeros]
     return ", ".join(f"{counts[s]} {s}" for s in shown)
+
+
+def basis(verdict: Verdict) -> str:
+    """What a verdict rests on: ``n = 3, [0.95, 0.99]``, ``exact``, or nothing (not run)."""
+    if verdict.status == NOT_RUN:
+        return ""
+    if verdict.n is None:
+        return "exact"
+    if verdict.interval and verdict.interval != "n = 1":
+        return f"n = {verdict.n}, {verdict.interval}"
+    return f"n = {verdict.n}"
+
+
+def _badge(verdict: Verdict) -> str:
+    shown = basis(verdict)
+    extra = f' <span class="n">{escape(shown)}</span>' if shown else ""
+    return f'<span class="badge {BADGE[verdict.status]}">{verdict.status}{extra}</span>'
+
+
+def deciding_runs(verdict: Verdict) -> str:
+    """For an inconclusive claim, the runs that would decide it: more seeds of which variants."""
+    variants = ", ".join(verdict.variants) or "its inputs"
+    if verdict.n == 1:
+        return f"n = 1: at least one more seed of {variants} (an interval needs two)"
+    needed = (
+        f"about {verdict.seeds_needed} in all at this spread"
+        if verdict.seeds_needed
+        else "no estimate of how many from this spread"
+    )
+    return f"n = {verdict.n}, interval {verdict.interval}: more seeds of {variants} ({needed})"
+
+
+def _inconclusive(verdicts: list[Verdict]) -> list[Verdict]:
+    return [v for v in verdicts if v.status == INCONCLUSIVE]
+
+
+def _inconclusive_html(verdicts: list[Verdict]) -> str:
+    pending = _inconclusive(verdicts)
+    if not pending:
+        return ""
+    rows = "".join(
+        f'<tr><td><a href="#{v.claim.experiment}">{v.claim.id}</a></td>'
+        f"<td>{escape(v.claim.text)}</td><td>{escape(deciding_runs(v))}</td></tr>"
+        for v in pending
+    )
+    head = "<tr><th>claim</th><th>the story says</th><th>the runs that would decide it</th></tr>"
+    return (
+        '<section id="inconclusive"><h2>Inconclusive claims</h2><p class="note">The '
+        "interval straddles the threshold, or one seed gives no interval. The estimate "
+        "assumes the spread stays as measured.</p>"
+        f'<div class="scroll"><table class="inconclusive"><thead>{head}</thead><tbody>'
+        f"{rows}</tbody></table></div></section>"
+    )
 
 
 def _table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     body = "".join(
-        "<tr>" + "".join(f'<td{_cls(c)}>{escape(c)}</td>' for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{_linked(c)}</td>" for c in row) + "</tr>"
         for row in table.rows
     )
     note = f'<p class="note">{escape(table.note)}</p>' if table.note else ""
-    return (f"<h3>{escape(table.title)}</h3><div class=\"scroll\"><table><thead><tr>{head}"
-            f"</tr></thead><tbody>{body}</tbody></table></div>{note}")
+    return (
+        f'<h3>{escape(table.title)}</h3><div class="scroll"><table><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
+    )
+
+
+def _linked(text: str) -> str:
+    href = getattr(text, "href", "")
+    return f'<a href="{escape(href)}">{escape(text)}</a>' if href else escape(text)
+
+
+def _title(text: str) -> str:
+    detail = getattr(text, "detail", "")
+    return f' title="{escape(detail)}"' if detail else ""
 
 
 def _cls(text: str) -> str:
@@ -45,12 +111,14 @@ def _summary_html(verdicts: list[Verdict]) -> str:
     rows = "".join(
         f'<tr><td><a href="#{v.claim.experiment}">{v.claim.id}</a></td>'
         f"<td>{escape(v.claim.text)}</td>"
-        f'<td><span class="badge {BADGE[v.status]}">{v.status}</span></td></tr>'
+        f"<td>{_badge(v)}</td></tr>"
         for v in verdicts
     )
     head = "<tr><th>claim</th><th>the story says</th><th>verdict</th></tr>"
-    return f'<div class="scroll"><table class="summary"><thead>{head}</thead><tbody>{rows}' \
+    return (
+        f'<div class="scroll"><table class="summary"><thead>{head}</thead><tbody>{rows}'
         "</tbody></table></div>"
+    )
 
 
 def _verdicts_html(verdicts: list[Verdict]) -> str:
@@ -59,30 +127,36 @@ def _verdicts_html(verdicts: list[Verdict]) -> str:
         where = f"<td>{v.claim.id}</td>"
         rows.append(
             f'<tr class="verdict">{where}<td>{escape(v.claim.text)}</td>'
-            f"<td>{escape(v.claim.rule.test)}<div class=\"note\">{escape(v.claim.reading)}</div>"
-            f'</td><td><span class="badge {BADGE[v.status]}">{v.status}</span></td>'
+            f'<td>{escape(v.claim.rule.test)}<div class="note">{escape(v.claim.reading)}</div>'
+            f"</td><td>{_badge(v)}</td>"
             f"<td>{escape(v.evidence)}</td></tr>"
         )
-    head = "<tr><th>claim</th><th>the story says</th><th>test (threshold)</th><th>verdict</th>" \
+    head = (
+        "<tr><th>claim</th><th>the story says</th><th>test (threshold)</th><th>verdict</th>"
         "<th>the numbers that decided it</th></tr>"
-    return f'<div class="scroll"><table class="claims"><thead>{head}</thead><tbody>' \
-        f'{"".join(rows)}</tbody></table></div>'
+    )
+    return (
+        f'<div class="scroll"><table class="claims"><thead>{head}</thead><tbody>'
+        f"{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _section_html(section: Section, verdicts: list[Verdict]) -> str:
-    parts = [f'<section id="{section.id}"><h2>{escape(section.id)}: {escape(section.title)}'
-             f'</h2><p class="question">{escape(section.question)}</p>']
+    parts = [
+        f'<section id="{section.id}"><h2>{escape(section.id)}: {escape(section.title)}'
+        f'</h2><p class="question">{escape(section.question)}</p>'
+    ]
     if not section.ran:
-        parts.append('<p class="notrun">Not run: no measurement of this experiment exists '
-                     "yet.</p>")
+        parts.append('<p class="notrun">Not run: no measurement of this experiment exists yet.</p>')
     if section.protocol:
         items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in section.protocol)
         parts.append(f"<details open><summary>Protocol</summary><dl>{items}</dl></details>")
     parts += [_table_html(t) for t in section.tables]
     for image in section.figures:
         caption = f"<figcaption>{escape(image.caption)}</figcaption>" if image.caption else ""
-        parts.append(f'<figure><img src="{image.uri}" alt="{escape(image.title)}">'
-                     f"{caption}</figure>")
+        parts.append(
+            f'<figure><img src="{image.uri}" alt="{escape(image.title)}">{caption}</figure>'
+        )
     if verdicts:
         parts.append("<h3>Claims</h3>" + _verdicts_html(verdicts))
     parts += [f'<p class="note">{escape(n)}</p>' for n in section.notes]
@@ -95,8 +169,8 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
     by_section = {s.id: [v for v in verdicts if v.claim.experiment == s.id] for s in sections}
     toc = "".join(
         f'<li><a href="#{s.id}">{escape(s.id)}: {escape(s.title)}</a>'
-        f'{"" if s.ran else " <span class=badge-small>not run</span>"}'
-        f'{" (" + _counts(by_section[s.id], True) + ")" if by_section[s.id] else ""}</li>'
+        f"{'' if s.ran else ' <span class=badge-small>not run</span>'}"
+        f"{' (' + _counts(by_section[s.id], True) + ')' if by_section[s.id] else ''}</li>"
         for s in sections
     )
     issues = "".join(f"<li>{escape(p)}</li>" for p in problems)
@@ -109,26 +183,35 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
         f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
         '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
         "claim's test, threshold and deciding numbers are in its experiment's section.</p>"
-        + _summary_html(verdicts) + "</section>",
+        + _summary_html(verdicts)
+        + "</section>",
+        _inconclusive_html(verdicts),
         *(_section_html(s, by_section[s.id]) for s in sections),
     ]
     if problems:
-        body.append(f'<section id="problems"><h2>Files that could not be read</h2><ul>{issues}'
-                    "</ul></section>")
-    body.append("<footer>Rendered by <code>dvc repro report</code>. The curves are also "
-                "available as <code>dvc plots show</code>.</footer>")
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width, initial-scale=1"><title>{escape(TITLE)}</title>'
-            f"<style>{css}</style></head><body>{''.join(body)}</body></html>\n")
+        body.append(
+            f'<section id="problems"><h2>Files that could not be read</h2><ul>{issues}'
+            "</ul></section>"
+        )
+    body.append(
+        "<footer>Rendered by <code>dvc repro report</code>. The curves are also "
+        "available as <code>dvc plots show</code>.</footer>"
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        f'content="width=device-width, initial-scale=1"><title>{escape(TITLE)}</title>'
+        f"<style>{css}</style></head><body>{''.join(body)}</body></html>\n"
+    )
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    shown = text.replace("|", "\\|").replace("\n", " ")
+    href = getattr(text, "href", "")
+    return f"[{shown}]({href})" if href else shown
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
-             "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -136,18 +219,45 @@ def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def _md_verdicts(verdicts: list[Verdict]) -> str:
     return _md_table(
         ("claim", "the story says", "test (threshold)", "verdict", "the numbers"),
-        [(v.claim.id, v.claim.text, f"{v.claim.rule.test} ({v.claim.reading})",
-          f"**{v.status}**", v.evidence) for v in verdicts],
+        [
+            (
+                v.claim.id,
+                v.claim.text,
+                f"{v.claim.rule.test} ({v.claim.reading})",
+                f"**{v.status}**" + (f" ({basis(v)})" if basis(v) else ""),
+                v.evidence,
+            )
+            for v in verdicts
+        ],
     )
 
 
 def render_markdown(sections: list[Section], verdicts: list[Verdict], problems: list[str]) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
-    out = [f"# {TITLE}", "",
-           "Read from the files under `reports/`; each verdict is computed by the rule beside "
-           "it. Figures and the interactive demo are in `index.html` and `demo.html`.", "",
-           f"**Claims: {_counts(verdicts)}.**", "", "## Every claim of the catalogue", "",
-           _md_verdicts(verdicts), ""]
+    out = [
+        f"# {TITLE}",
+        "",
+        "Read from the files under `reports/`; each verdict is computed by the rule beside "
+        "it. Figures and the interactive demo are in `index.html` and `demo.html`.",
+        "",
+        f"**Claims: {_counts(verdicts)}.**",
+        "",
+        "## Every claim of the catalogue",
+        "",
+        _md_verdicts(verdicts),
+        "",
+    ]
+    pending = _inconclusive(verdicts)
+    if pending:
+        out += [
+            "## Inconclusive claims",
+            "",
+            _md_table(
+                ("claim", "the story says", "the runs that would decide it"),
+                [(v.claim.id, v.claim.text, deciding_runs(v)) for v in pending],
+            ),
+            "",
+        ]
     for s in sections:
         out += [f"## {s.id}: {s.title}", "", f"*{s.question}*", ""]
         if not s.ran:

@@ -2,10 +2,14 @@
 
 The report renders whatever exists: every metrics JSON under the metrics folder (keyed by
 its path, ``ladder-average/eval``, ``probes/e05``, ``cost``), every curve CSV, every table
-TSV, every figure another stage drew, and every sweep. Nothing here knows which experiment
-a file belongs to; :mod:`attnlab.report.sections` does. A file that cannot be read becomes
-a line in :attr:`Results.problems` instead of an exception: a half-finished run still gets
-its report.
+TSV, every figure another stage drew, and every sweep. A trained run writes one file per
+seed: a ``seed-<s>`` segment of the path, a folder (``ladder-mlp/seed-1/eval.json``) or the
+file's own name (``winograd/leaky-average/seed-1.json``), makes it seed ``s`` of the source
+the rest of the path names (``ladder-mlp/eval``, ``winograd/leaky-average``). Every
+lookup answers per seed, ``{seed: value}``; a file without a seed segment is one value
+recorded once (seed ``None``). Nothing here knows which experiment a file belongs to;
+:mod:`attnlab.report.sections` does. A file that cannot be read becomes a line in
+:attr:`Results.problems` instead of an exception: a half-finished run still gets its report.
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnlab.report.stats import Seed, Summary, summarise
+
 Point = tuple[float, float]
 FIGURE_SUFFIXES = (".png", ".svg")
+SEED_SEGMENT = re.compile(r"seed-(\d+)")
+Runs = dict[Seed, dict[str, Any]]  # one record per seed (``None``: recorded once)
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,9 @@ class ReportInputs:
         figures: figures the measuring stages drew themselves (PNG or SVG).
         sweeps: one folder per Optuna study (``best.json``, ``trials.csv``, figures).
         params: the report's own params: ``seed`` and ``budget.scale`` (the protocol
-            lines a metrics file does not record itself).
+            lines a metrics file does not record itself), ``wandb`` (``entity``,
+            ``project``: the trials' links) and ``sweeps`` (per study its ``variant`` and
+            ``choice``, that variant's value of every searched axis).
     """
 
     metrics: Path
@@ -54,10 +65,14 @@ class Sweep:
 
 @dataclass
 class Results:
-    """The measurements found on disk; every lookup answers ``None`` for what is absent."""
+    """The measurements found on disk; every lookup answers ``None`` for what is absent.
 
-    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
-    curves: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
+    ``metrics`` and ``curves`` hold one entry per seed of each source
+    (``metrics["ladder-mlp/eval"][1]`` is seed 1's record).
+    """
+
+    metrics: dict[str, Runs] = field(default_factory=dict)
+    curves: dict[str, dict[Seed, dict[str, list[Point]]]] = field(default_factory=dict)
     tables: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
     figures: dict[str, Path] = field(default_factory=dict)
@@ -65,34 +80,56 @@ class Results:
     params: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def value(self, source: str, key: str) -> float | None:
-        """A finite number from metrics file ``source``, or ``None`` when absent.
+    def record(self, source: str) -> dict[str, Any]:
+        """Every key of ``source`` with its first seed's value (strings, keys, nested records).
 
-        ``key`` ending in ``*`` is the mean over every numeric key with that prefix
-        (``trained/scores/std/*``: the mean over blocks and heads).
+        Empty when ``source`` was not measured.
         """
-        record = self.metrics.get(source)
-        if record is None:
-            return None
-        if key.endswith("*"):
-            found = [_number(v) for k, v in record.items() if k.startswith(key[:-1])]
-            numbers = [v for v in found if v is not None]
-            return sum(numbers) / len(numbers) if numbers else None
-        return _number(record.get(key))
+        merged: dict[str, Any] = {}
+        for seed in _seed_order(self.metrics.get(source, {})):
+            for key, value in self.metrics[source][seed].items():
+                merged.setdefault(key, value)
+        return merged
+
+    def per_seed(self, source: str, key: str) -> dict[Seed, float]:
+        """The finite number at ``key`` of each seed of ``source`` (empty when none).
+
+        ``key`` ending in ``*`` is, per seed, the mean over every numeric key with that
+        prefix (``trained/scores/std/*``: the mean over blocks and heads).
+        """
+        runs = self.metrics.get(source, {})
+        found = {seed: _lookup(runs[seed], key) for seed in _seed_order(runs)}
+        return {seed: value for seed, value in found.items() if value is not None}
+
+    def summary(self, source: str, key: str) -> Summary | None:
+        """Mean, spread and n of ``key`` over the seeds of ``source``; ``None`` when absent."""
+        values = self.per_seed(source, key)
+        return summarise(values) if values else None
+
+    def value(self, source: str, key: str) -> float | None:
+        """The mean over seeds of ``key`` in ``source`` (the value itself when unseeded)."""
+        found = self.summary(source, key)
+        return None if found is None else found.mean
 
     def raw(self, source: str, key: str) -> Any:
-        """The value of ``key`` in metrics file ``source`` as stored (any JSON type)."""
-        return self.metrics.get(source, {}).get(key)
+        """The value of ``key`` in metrics file ``source`` as stored (first seed; any type)."""
+        return self.record(source).get(key)
 
-    def curve(self, owner: str, column: str) -> list[Point] | None:
-        """The curve of ``column`` in ``<owner>.csv`` or in any CSV under ``<owner>/``.
+    def curve(self, owner: str, column: str) -> dict[Seed, list[Point]]:
+        """Per seed, the curve of ``column`` in ``<owner>.csv`` or any CSV under ``<owner>/``.
 
         ``column`` is the CSV's value column; a ``loss`` column is named ``train/loss``.
+        Empty when no such curve was drawn.
         """
         for name in sorted(self.curves):
-            if (name == owner or name.startswith(f"{owner}/")) and column in self.curves[name]:
-                return self.curves[name][column]
-        return None
+            if name == owner or name.startswith(f"{owner}/"):
+                runs = self.curves[name]
+                found = {
+                    seed: runs[seed][column] for seed in _seed_order(runs) if column in runs[seed]
+                }
+                if found:
+                    return found
+        return {}
 
     def table(self, name: str) -> list[dict[str, str]]:
         """The rows of TSV table ``name`` (its path without ``.tsv``); empty when absent."""
@@ -101,6 +138,18 @@ class Results:
     def figures_of(self, prefix: str) -> list[Path]:
         """The stage-drawn figures whose name starts with ``prefix`` (``e06_``), sorted."""
         return [self.figures[name] for name in sorted(self.figures) if name.startswith(prefix)]
+
+
+def _seed_order(runs: dict[Seed, Any]) -> list[Seed]:
+    return sorted(runs, key=lambda seed: (seed is not None, seed))
+
+
+def _lookup(record: dict[str, Any], key: str) -> float | None:
+    if key.endswith("*"):
+        found = [_number(v) for k, v in record.items() if k.startswith(key[:-1])]
+        numbers = [v for v in found if v is not None]
+        return sum(numbers) / len(numbers) if numbers else None
+    return _number(record.get(key))
 
 
 def _number(value: Any) -> float | None:
@@ -115,11 +164,15 @@ def load_results(inputs: ReportInputs) -> Results:
     for path in _files(inputs.metrics, ".json"):
         record = _read(path, results.problems, _json_object)
         if record is not None:
-            results.metrics[_name(path, inputs.metrics)] = record
+            source, seed = split_seed(_name(path, inputs.metrics))
+            results.metrics.setdefault(source, {})[seed] = record
     for path in _files(inputs.curves, ".csv"):
         curve = _read(path, results.problems, _read_curve)
         if curve is not None:
-            results.curves[_name(path, inputs.curves)] = {curve[0]: curve[1]}
+            owner, seed = split_seed(_name(path, inputs.curves))
+            results.curves.setdefault(owner, {})[seed] = {curve[0]: curve[1]}
+    _drop_unseeded_beside_seeded(results.metrics, "metrics", results.problems)
+    _drop_unseeded_beside_seeded(results.curves, "curves", results.problems)
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:
@@ -137,12 +190,42 @@ def load_results(inputs: ReportInputs) -> Results:
     return results
 
 
+def _drop_unseeded_beside_seeded(found: dict[str, dict], kind: str, problems: list[str]) -> None:
+    """A source written both per seed and once without a seed keeps only its seeds.
+
+    The file without a seed is a run of the layout before seeds (a stale record); counted
+    as one more seed it would pair with nothing and skew every mean.
+    """
+    for source, runs in found.items():
+        if None in runs and len(runs) > 1:
+            del runs[None]
+            problems.append(
+                f"{kind} {source}: a file without a seed beside per-seed files, "
+                "ignored (a stale record of the layout before seeds?)"
+            )
+
+
 def _files(folder: Path, suffix: str) -> list[Path]:
     return sorted(folder.rglob(f"*{suffix}")) if folder.is_dir() else []
 
 
 def _name(path: Path, root: Path) -> str:
     return path.relative_to(root).with_suffix("").as_posix()
+
+
+def split_seed(name: str) -> tuple[str, Seed]:
+    """A file's name without its ``seed-<s>`` segment, and ``s`` (``None`` when it has none).
+
+    ``ladder-mlp/seed-2/eval`` is seed 2 of ``ladder-mlp/eval``; ``winograd/leaky-average/
+    seed-2`` is seed 2 of ``winograd/leaky-average``. A name with two seed segments keeps
+    the second as a plain segment (no layout writes one).
+    """
+    parts = name.split("/")
+    for i, part in enumerate(parts):
+        match = SEED_SEGMENT.fullmatch(part)
+        if match and len(parts) > 1:
+            return "/".join(parts[:i] + parts[i + 1 :]), int(match.group(1))
+    return name, None
 
 
 def _read(path: Path, problems: list[str], reader: Any) -> Any:

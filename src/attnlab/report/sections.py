@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from attnlab.report import computed, tasks, trained
+from attnlab.report import computed, sweep_section, tasks, trained
 from attnlab.report.content import Section
 from attnlab.report.results import Results
 
@@ -67,7 +67,7 @@ STORY: tuple[Entry, ...] = (
     Entry("E19", "Implementation check", "Our multi-head attention against PyTorch's two.",
           computed.computed),
     Entry("sweeps", "Sweeps", "Optuna studies of the head width d_k and of warmup x norm "
-          "placement x head count; objective: validation perplexity.", tasks.sweeps),
+          "placement x head count; objective: validation perplexity.", sweep_section.sweeps),
 )
 
 

@@ -1,25 +1,25 @@
 """The sections of the trained experiments: E02, E08, E09, E11, E13 and E18.
 
-Each reads ``<variant>/train.json`` and ``<variant>/eval.json`` of its rows (the variant
+Each reads ``<variant>/seed-<s>/train.json`` and ``.../eval.json`` of its rows (the variant
 names of params.yaml, ``<experiment>-<row>``) and the rows' curves, and lays them out as
-the story's table with its figures. A row that was not trained shows ``not run``.
+the story's table with its figures: every value as its mean over seeds with the 95 %
+interval, every bar with its seeds, every curve as the seeds' mean and band. A row that was
+not trained shows ``not run``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from attnlab.report import figures
 from attnlab.report.content import (
-    MISSING,
+    SPREAD_NOTE,
     Image,
     Section,
     cell,
-    library_versions,
-    params_line,
     ratio_cell,
+    spread_cell,
     table_if_any,
 )
+from attnlab.report.protocol import measured, protocol
 from attnlab.report.results import Results
 
 LADDER = (
@@ -44,101 +44,21 @@ NORMS = ("pre", "pre-warmup", "post", "post-warmup")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
 
 
-def protocol(
-    results: Results, variants: Sequence[str], train: str = "{}/train", evaluation: str = "{}/eval"
-) -> list[tuple[str, str]]:
-    """The protocol lines of a trained experiment, read from its rows' metrics files.
-
-    ``train`` and ``evaluation`` name a row's metrics files (``{}`` is the variant).
-    """
-    runs = {
-        v: results.metrics[train.format(v)] for v in variants if train.format(v) in results.metrics
-    }
-    evals = [
-        results.metrics[evaluation.format(v)]
-        for v in variants
-        if evaluation.format(v) in results.metrics
-    ]
-    lines = [("rows trained", f"{len(runs)} of {len(variants)}")]
-    if not runs and not evals:
-        return lines
-
-    def distinct(key: str) -> str:
-        return ", ".join(sorted({cell(r[key]) for r in runs.values() if key in r})) or MISSING
-
-    wall = sum(float(r.get("wall_s", 0.0)) for r in runs.values())
-    eval_walls = [float(e["wall_s"]) for e in evals if isinstance(e.get("wall_s"), int | float)]
-    evaluation_wall = f", evaluation {sum(eval_walls):,.0f} s" if eval_walls else ""
-    # A run that records its budget scale and seed is believed over params.yaml.
-    recorded = {key: distinct(key) for key in ("budget_scale", "seed")}
-    lines += [
-        (
-            "budget scale",
-            recorded["budget_scale"]
-            if recorded["budget_scale"] != MISSING
-            else params_line(results, "budget.scale") or MISSING,
-        ),
-        ("steps", distinct("steps")),
-        ("tokens seen per row", distinct("tokens_seen")),
-        (
-            "seed",
-            recorded["seed"]
-            if recorded["seed"] != MISSING
-            else params_line(results, "seed") or MISSING,
-        ),
-        (
-            "hardware",
-            f"{distinct('device')}; precision {distinct('precision')}; "
-            f"world size {distinct('world_size')}",
-        ),
-        ("wall time, all rows", f"training {wall:,.0f} s{evaluation_wall}"),
-        ("library versions (rendering environment)", library_versions()),
-        ("provenance", provenance(runs)),
-    ]
-    sentences = {
-        s for e in evals if isinstance(e.get("protocol"), dict) for s in e["protocol"].values()
-    }
-    lines += [("measured", s) for s in sorted(sentences)]
-    return lines
-
-
-def provenance(runs: dict[str, dict]) -> str:
-    """Where each row's numbers came from: commit, DVC experiment and W&B run per variant.
-
-    Rows are grouped by commit and experiment (usually one group for the whole table).
-    """
-    groups: dict[str, list[str]] = {}
-    for variant, run in runs.items():
-        origin = run.get("provenance")
-        if not isinstance(origin, dict):
-            groups.setdefault("not recorded (trained before provenance was kept)", []).append(
-                variant
-            )
-            continue
-        commit = origin.get("git_commit") or "unknown"
-        where = f"commit {commit[:12]}" + (" with local changes" if origin.get("git_dirty") else "")
-        where += f", DVC experiment {origin.get('dvc_experiment') or 'none (dvc repro)'}"
-        groups.setdefault(where, []).append(f"{variant} {origin.get('wandb_run') or 'no W&B run'}")
-    return "; ".join(f"{where}: {', '.join(rows)}" for where, rows in groups.items())
-
-
-def measured(results: Results, variants: Sequence[str]) -> bool:
-    """Whether any of ``variants`` was trained or evaluated."""
-    return any(f"{v}/{k}" in results.metrics for v in variants for k in ("train", "eval"))
-
-
 def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
     """Train loss and val/ppl against step for ``rows`` (curve owner -> label), if any."""
     found = {
         kind: {label: results.curve(owner, kind) for owner, label in rows.items()}
         for kind in ("train/loss", "val/ppl")
     }
-    train = {label: points for label, points in found["train/loss"].items() if points}
-    val = {label: points for label, points in found["val/ppl"].items() if points}
+    train = {label: runs for label, runs in found["train/loss"].items() if runs}
+    val = {label: runs for label, runs in found["val/ppl"].items() if runs}
     if not train and not val:
         return []
     fig = figures.curves(train, val, title)
-    caption = "Train loss per step as bucket means (at most 300 points per line)"
+    caption = (
+        "Train loss per step as bucket means (at most 300 points per line), the mean "
+        "over seeds with the seeds' min-max band (n seeds in the legend)"
+    )
     if val:
         caption += "; val/ppl on the fixed validation subset scored during training"
     return [Image(title, figures.to_data_uri(fig), caption + ".")]
@@ -149,20 +69,19 @@ def ladder(results: Results, section: Section) -> None:
     variants = [f"ladder-{row}" for row, _ in LADDER]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
-    base = results.value("ladder-no-context/eval", "val/ppl")
+    base = results.per_seed("ladder-no-context/eval", "val/ppl")
     rows = []
     for (row, adds), v in zip(LADDER, variants, strict=True):
-        val = results.value(f"{v}/eval", "val/ppl")
         rows.append(
             (
                 row,
                 adds,
                 cell(results.value(f"{v}/eval", "params/total"), ","),
-                cell(results.value(f"{v}/train", "train/loss")),
-                cell(results.value(f"{v}/eval", "train/ppl")),
-                cell(val),
-                ratio_cell(val, base),
-                cell(results.value(f"{v}/train", "wall_s"), ",.0f"),
+                spread_cell(results.summary(f"{v}/train", "train/loss")),
+                spread_cell(results.summary(f"{v}/eval", "train/ppl")),
+                spread_cell(results.summary(f"{v}/eval", "val/ppl")),
+                ratio_cell(results.per_seed(f"{v}/eval", "val/ppl"), base),
+                spread_cell(results.summary(f"{v}/train", "wall_s"), ",.0f"),
             )
         )
     section.tables += table_if_any(
@@ -178,10 +97,11 @@ def ladder(results: Results, section: Section) -> None:
             "train wall s",
         ),
         rows,
-        "train loss: mean of the last 5 % of steps; ppl: every validation token scored once.",
+        "train loss: mean of the last 5 % of steps; ppl: every validation token scored once. "
+        + SPREAD_NOTE,
         labels=2,
     )
-    values = [results.value(f"{v}/eval", "val/ppl") for v in variants]
+    values = [results.summary(f"{v}/eval", "val/ppl") for v in variants]
     if any(v is not None for v in values):
         fig = figures.bars(
             [r for r, _ in LADDER],
@@ -201,11 +121,14 @@ def dk(results: Results, section: Section) -> None:
     section.measured = measured(results, variants)
     rows, with_div, without = [], [], []
     for setting, d_k, stem in DK_ROWS:
-        a = results.value(f"{stem}-scaled/eval", "val/ppl")
-        b = results.value(f"{stem}-unscaled/eval", "val/ppl")
+        a = results.summary(f"{stem}-scaled/eval", "val/ppl")
+        b = results.summary(f"{stem}-unscaled/eval", "val/ppl")
         with_div.append(a)
         without.append(b)
-        rows.append((setting, str(d_k), cell(a), cell(b), ratio_cell(b, a)))
+        ratio = ratio_cell(
+            *(results.per_seed(f"{stem}-{s}/eval", "val/ppl") for s in ("unscaled", "scaled"))
+        )
+        rows.append((setting, str(d_k), spread_cell(a), spread_cell(b), ratio))
     section.tables += table_if_any(
         "Validation perplexity with and without the division",
         (
@@ -216,6 +139,7 @@ def dk(results: Results, section: Section) -> None:
             "undivided / divided",
         ),
         rows,
+        SPREAD_NOTE,
         labels=2,
     )
     if any(v is not None for v in with_div + without):
@@ -246,7 +170,7 @@ def score_stats(results: Results, section: Section) -> None:
         for s in ("scaled", "unscaled"):
             src = f"{stem}-{s}/eval"
             got = {
-                (w, k): results.value(src, f"{w}/{k}/*")
+                (w, k): results.summary(src, f"{w}/{k}/*")
                 for w in ("init", "trained")
                 for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
             }
@@ -261,7 +185,7 @@ def score_stats(results: Results, section: Section) -> None:
                     str(d_k),
                     "yes" if s == "scaled" else "no",
                     *(
-                        cell(got[w, k])
+                        spread_cell(got[w, k])
                         for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
                         for w in ("init", "trained")
                     ),
@@ -284,7 +208,7 @@ def score_stats(results: Results, section: Section) -> None:
         "Attention statistics on a fixed validation batch",
         header,
         rows,
-        "Means over blocks and heads; entropy in nats.",
+        "Means over blocks and heads; entropy in nats. " + SPREAD_NOTE,
     )
     if rows:
         fig = figures.bars(
@@ -305,9 +229,9 @@ def norms(results: Results, section: Section) -> None:
     rows = [
         (
             n,
-            cell(results.value(f"norm-{n}/eval", "val/ppl")),
-            cell(results.value(f"norm-{n}/train", "train/loss")),
-            cell(results.value(f"norm-{n}/eval", "grad_norm/ratio_last_first")),
+            spread_cell(results.summary(f"norm-{n}/eval", "val/ppl")),
+            spread_cell(results.summary(f"norm-{n}/train", "train/loss")),
+            spread_cell(results.summary(f"norm-{n}/eval", "grad_norm/ratio_last_first")),
         )
         for n in NORMS
     ]
@@ -315,13 +239,14 @@ def norms(results: Results, section: Section) -> None:
         "12 blocks, 1000 steps at lr 3e-3",
         ("variant", "val ppl", "train loss", "grad norm last / first block (init)"),
         rows,
+        SPREAD_NOTE,
     )
     grads = {}
     for n in NORMS:
-        record = results.metrics.get(f"norm-{n}/eval", {})
+        record = results.record(f"norm-{n}/eval")
         blocks = sorted(k for k in record if k.startswith("grad_norm/block_"))
         if blocks:
-            grads[n] = [results.value(f"norm-{n}/eval", k) for k in blocks]
+            grads[n] = [results.summary(f"norm-{n}/eval", k) for k in blocks]
     if grads:
         depth = max(len(g) for g in grads.values())
         series = {n: g + [None] * (depth - len(g)) for n, g in grads.items()}
@@ -352,20 +277,21 @@ def positions(results: Results, section: Section) -> None:
         {
             int(k.split("@")[1])
             for v in variants
-            for k in results.metrics.get(f"{v}/eval", {})
+            for k in results.record(f"{v}/eval")
             if k.startswith("val/ppl@")
         }
     )
     lengths = lengths or [64, 128, 256]
     table = {
-        m: [results.value(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
+        m: [results.summary(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
         for m in POSITIONS
     }
-    rows = [(m, *(cell(v) for v in table[m])) for m in POSITIONS]
+    rows = [(m, *(spread_cell(v) for v in table[m])) for m in POSITIONS]
     section.tables += table_if_any(
         "Trained on 64 tokens, evaluated longer",
         ("position", *(f"val ppl @{n}" for n in lengths)),
         rows,
+        SPREAD_NOTE,
     )
     if any(v is not None for vs in table.values() for v in vs):
         fig = figures.lines(
@@ -388,9 +314,19 @@ def depth(results: Results, section: Section) -> None:
     section.measured = measured(results, variants)
     rows = []
     for v in variants:
-        train, val = (results.value(f"{v}/eval", k) for k in ("train/ppl", "val/ppl"))
-        rows.append((v.split("-")[1], cell(train), cell(val), ratio_cell(val, train)))
+        train, val = (results.per_seed(f"{v}/eval", k) for k in ("train/ppl", "val/ppl"))
+        rows.append(
+            (
+                v.split("-")[1],
+                spread_cell(results.summary(f"{v}/eval", "train/ppl")),
+                spread_cell(results.summary(f"{v}/eval", "val/ppl")),
+                ratio_cell(val, train),
+            )
+        )
     section.tables += table_if_any(
-        "One block vs two", ("blocks", "train ppl", "val ppl", "val / train"), rows
+        "One block vs two",
+        ("blocks", "train ppl", "val ppl", "val / train"),
+        rows,
+        SPREAD_NOTE,
     )
     section.figures += curves(results, {v: v for v in variants}, "E18 curves")

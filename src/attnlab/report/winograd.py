@@ -51,7 +51,8 @@ def _maps_record(results: Results, name: str) -> Any:
     ``maps`` entry in the model's own metrics file.
     """
     variant = name.removeprefix("winograd/")
-    for record in (*results.metrics.values(), *results.documents.values()):
+    records = [record for runs in results.metrics.values() for record in runs.values()]
+    for record in (*records, *results.documents.values()):
         if record.get("variant") == variant and isinstance(record.get("adjectives"), dict):
             return record["adjectives"]
     return results.raw(name, "maps") or {}
@@ -87,9 +88,12 @@ def demo_payload(results: Results) -> dict[str, Any]:
             maps = read_maps(results, source(task, model))
             if maps:
                 payload[f"{TASKS[task]}, {MODELS[model]}"] = {
-                    adj: {"tokens": list(m.tokens), "blocks": [list(b) for b in m.blocks],
-                          "role": "crosser" if adj in CROSSER else "crossed",
-                          "answer": m.answer}
+                    adj: {
+                        "tokens": list(m.tokens),
+                        "blocks": [list(b) for b in m.blocks],
+                        "role": "crosser" if adj in CROSSER else "crossed",
+                        "answer": m.answer,
+                    }
                     for adj, m in maps.items()
                 }
     return payload

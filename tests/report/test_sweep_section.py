@@ -1,0 +1,90 @@
+"""The report's sweep section: the answer, the cost, every trial with its W&B run, the figures."""
+
+import csv
+import dataclasses
+import json
+
+from PIL import Image
+from report_fabricate import PARAMS, inputs, write_run
+
+from attnlab.report import build_report
+from attnlab.report.sweep_section import OFFLINE_HINT
+
+
+def _sweeps_md(report) -> str:
+    return report.markdown.split("## sweeps: Sweeps", 1)[1]
+
+
+def _report(tmp_path, **params):
+    found = inputs(write_run(tmp_path / "reports", only={"sweeps"}))
+    return build_report(dataclasses.replace(found, params={**PARAMS, **params}))
+
+
+def test_the_section_answers_against_the_choice_and_states_the_cost(tmp_path):
+    section = _sweeps_md(_report(tmp_path))
+    assert "### dk: the answer against the catalogue's choice" in section
+    assert "(dk-128-scaled: d_head = 128, scale_scores = yes): val/ppl 300" in section
+    assert "rank 1 of 5 completed trials" in section  # pruned and failed trials do not count
+    assert "is near the best (rule: at most 5 % above" in section
+    assert (
+        "| dk: cost | 7 trials run of 6 asked for: 5 complete, 1 pruned, 1 failed; 7 s of "
+        "training summed over trials, 4.5 s wall from the first start to the last end by "
+        "2 worker(s) |"
+    ) in section
+
+
+def test_every_trial_is_listed_results_first_and_offline_runs_say_how_to_sync_once(tmp_path):
+    report = _report(tmp_path)
+    section = _sweeps_md(report)
+    table = section.split("### dk: all 7 trials", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    numbers = [r.split(" | ")[0].removeprefix("| ") for r in rows[1:]]
+    assert numbers == ["2", "1", "3", "0", "4", "5", "6"]
+    assert "| 5 | PRUNED |  |" in table  # a pruned trial's curve point is not its value
+    assert "| run2 |" in table and "wandb.ai" not in report.index_html
+    assert report.markdown.count(OFFLINE_HINT) == 1
+
+
+def test_with_an_entity_every_run_links_to_its_wandb_page(tmp_path):
+    report = _report(tmp_path, wandb={"entity": "team", "project": "attnlab"})
+    url = "https://wandb.ai/team/attnlab/runs/run2"
+    assert f'<a href="{url}">run2</a>' in report.index_html
+    assert f"[run2]({url})" in report.markdown
+    assert OFFLINE_HINT not in report.markdown
+
+
+def test_optunas_importances_and_parallel_coordinates_come_first(tmp_path):
+    reports = write_run(tmp_path / "reports", only={"sweeps"})
+    for name in ("optimization_history", "slice", "parallel_coordinate", "param_importances"):
+        (reports / "sweeps/dk/figures").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (2, 2)).save(reports / f"sweeps/dk/figures/{name}.png")
+    page = build_report(inputs(reports)).index_html.split('<section id="sweeps">', 1)[1]
+    shown = [part.split('"', 1)[0] for part in page.split('alt="dk: ')[1:]]
+    assert shown == ["param_importances", "parallel_coordinate", "optimization_history", "slice"]
+    assert "Optuna&#x27;s importances" in page
+
+
+def _without_the_choice_trial(reports, steps_per_trial):
+    folder = reports / "sweeps/dk"
+    with (folder / "trials.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    rows[2]["d_head"] = "127"  # no trial has the choice's values any more
+    with (folder / "trials.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    best = json.loads((folder / "best.json").read_text())
+    best["protocol"]["steps_per_trial"] = steps_per_trial
+    (folder / "best.json").write_text(json.dumps(best))
+
+
+def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
+    same = write_run(tmp_path / "same" / "reports", only={"sweeps", "dk"})
+    _without_the_choice_trial(same, 6)  # the fabricated runs' steps
+    section = _sweeps_md(build_report(inputs(same)))
+    assert "dk-128-scaled trained under the same protocol, mean of 2 seeds" in section
+    other = write_run(tmp_path / "other" / "reports", only={"sweeps", "dk"})
+    _without_the_choice_trial(other, 60)  # a study at another budget than the record
+    section = _sweeps_md(build_report(inputs(other)))
+    assert "was not measured under this study's protocol" in section
+    assert "Whether the story's d_k is near the best: not measured." in section
