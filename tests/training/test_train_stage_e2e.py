@@ -1,4 +1,9 @@
-"""The real ``dvc repro`` of the whole training fan-out, at a tiny budget and width."""
+"""The real ``dvc repro`` of the training matrix, at a tiny budget and width.
+
+The catalogue is cut to one or two variants of each trained experiment (every variant is
+the same matrix entry of dvc.yaml; tests/models builds and trains each one in-process),
+so that each variant's stage costs its seconds of start-up only where it adds a check.
+"""
 
 import json
 
@@ -11,10 +16,13 @@ from attnlab.training import load_trained_model, read_curve
 pytestmark = pytest.mark.slow
 
 SCALE = 0.001  # P0's 3000 steps become 3; E08's short 1500 become 2; E11's 1000 become 1
+# Two ladder rows (one chart, two lines), the sweeps' two variants, E13 and E18.
+KEEP = ("ladder-mlp", "ladder-layernorm", "dk-128-scaled", "norm-pre", "positions-rope", "depth-2")
 
 
 def _shrink(params: dict) -> None:
     params["budget"]["scale"] = SCALE
+    params["variants"] = {name: params["variants"][name] for name in KEEP}
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
     params["trainer"]["log_every_n_steps"] = 1
@@ -38,6 +46,7 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(dvc_project, 
     dvc_project.edit_params(_shrink)
     root = dvc_project.root
     variants = list(yaml.safe_load((root / "params.yaml").read_text())["variants"])
+    assert variants == list(KEEP)
 
     first = dvc_project.dvc("repro", "train")
     ran = dvc_project.ran_stages(first.stdout)
@@ -65,11 +74,10 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(dvc_project, 
     (name,) = _run_names(tmp_path / "wandb")
     assert name.endswith(f"/norm-pre/seed-{SEED}") and not name.startswith("workspace/")
 
-    # One chart per experiment, one line per variant: the first seed's run.
+    # One chart per experiment, one line per trained variant: the first seed's run (the
+    # chart also names the ladder rows this cut catalogue does not train).
     plots = json.loads(dvc_project.dvc("plots", "show", "--json").stdout)
-    title = "E02 the ladder, train loss"
-    assert not [error for error in plots.get("errors", []) if error["name"] == title]
-    (chart,) = plots["data"][title]
+    (chart,) = plots["data"]["E02 the ladder, train loss"]
     files = {row["filename"] for row in chart["content"]["data"]["values"]}
     ladder = [variant for variant in variants if variant.startswith("ladder-")]
     assert files == {f"{variant}/seed-{SEED}/train_loss.csv" for variant in ladder}
