@@ -2,7 +2,8 @@
 
 Serves the whole catalogue at the story's budget (``budget.scale: 1.0``). Each stage's
 cost comes from what the record measured: a trained variant's seconds per step
-(``reports/metrics/<variant>/train.json``: ``wall_s`` over the steps it really ran) times
+(``reports/metrics/<variant>/seed-<seed>/train.json``: ``wall_s`` over the steps it really
+ran, one run per seed) times
 its steps, an evaluation's and a Winograd training's own ``wall_s``, a sweep's trial
 durations (``reports/sweeps/<study>/trials.csv``), each plus a fixed cost per stage
 process (start-up, DVC). Steps recorded on two threads are converted to one thread (the
@@ -36,18 +37,20 @@ def _json(path: Path) -> dict:
 def stage_seconds(fixed_s: float, two_thread_prefixes: tuple[str, ...]) -> dict[str, float]:
     """Predicted seconds of every recorded stage on one thread, fixed cost included."""
     stages: dict[str, float] = {}
-    for train in sorted(METRICS.glob("*/train.json")):
-        variant = train.parent.name
+    for train in sorted(METRICS.glob("*/seed-*/train.json")):
+        variant = train.parent.parent.name
+        run = f"{variant}-{train.parent.name.removeprefix('seed-')}"  # the stage's matrix key
         record = _json(train)
         per_step = record["wall_s"] / (record["steps"] - record["resumed_from_step"])
         if variant.startswith(two_thread_prefixes):
             per_step *= ONE_THREAD_SLOWDOWN
-        stages[f"train@{variant}"] = per_step * record["steps"] + fixed_s
+        stages[f"train@{run}"] = per_step * record["steps"] + fixed_s
         evaluation = train.parent / "eval.json"
         if evaluation.exists():
-            stages[f"evaluate@{variant}"] = _json(evaluation).get("wall_s", 0.0) + fixed_s
-    for train in sorted((METRICS / "winograd" / "train").glob("*.json")):
-        stages[f"winograd-train@{train.stem}"] = _json(train)["wall_s"] + fixed_s
+            stages[f"evaluate@{run}"] = _json(evaluation).get("wall_s", 0.0) + fixed_s
+    for train in sorted((METRICS / "winograd" / "train").glob("*/seed-*.json")):
+        run = f"{train.parent.name}-{train.stem.removeprefix('seed-')}"
+        stages[f"winograd-train@{run}"] = _json(train)["wall_s"] + fixed_s
     for trials in sorted((ROOT / "reports" / "sweeps").glob("*/trials.csv")):
         with open(trials) as handle:
             seconds = sum(float(row["duration_s"] or 0) for row in csv.DictReader(handle))

@@ -1,4 +1,4 @@
-"""Stage ``evaluate@{variant}``: measure one trained variant as its experiment asks."""
+"""Stage ``evaluate@{variant}-{seed}``: measure one trained run as its experiment asks."""
 
 import json
 import time
@@ -8,13 +8,13 @@ from typing import Annotated
 import torch
 import typer
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
 from attnlab.evaluation import EvaluationInputs, evaluate_variant
 from attnlab.evaluation.bpb import token_byte_lengths
-from attnlab.training.artifacts import load_trained_model, write_json
+from attnlab.training.artifacts import load_trained_model, seed_label, write_json
 
 TOKENS = Path("data/tokens")
 MODELS = Path("data/models")
@@ -30,16 +30,19 @@ def _device(choice: str) -> torch.device:
 
 def main(
     variant: Annotated[str, typer.Option("--variant", help="The trained variant to measure.")],
+    seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
-    """Measure a trained variant: perplexity on both splits plus its experiment's extras.
+    """Measure a trained run: perplexity on both splits plus its experiment's extras.
 
-    Reads: params seed, evaluate.device, evaluate.batch_size, evaluate.measurements,
-    evaluate.lengths, evaluate.stats_windows; data/models/{variant}/ (the trained model and
-    the configuration it was trained with); data/tokens/train.parquet, data/tokens/val.parquet;
-    data/tokenizer/tokenizer.json (the bytes of each token).
-    Writes: reports/metrics/{variant}/eval.json: val/ppl and train/ppl at the training
-    context (and the tokens each scored), val/bpb and train/bpb (bits per byte),
+    Reads: params seed (E09's windows, E11's batch: the same for every run),
+    evaluate.device, evaluate.batch_size, evaluate.measurements, evaluate.lengths,
+    evaluate.stats_windows; data/models/{variant}/seed-{seed}/ (the trained model and the
+    configuration it was trained with, its init seed included); data/tokens/train.parquet,
+    data/tokens/val.parquet; data/tokenizer/tokenizer.json (the bytes of each token).
+    Writes: reports/metrics/{variant}/seed-{seed}/eval.json: the run's seed, init_seed and
+    data_seed; val/ppl and train/ppl at the training context (and the tokens each
+    scored), val/bpb and train/bpb (bits per byte),
     params/{component}, and, as evaluate.measurements lists for the variant's experiment,
     val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
     per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
@@ -47,15 +50,17 @@ def main(
     """
     cfg = load_params(params)
     evaluate = cfg.evaluate
-    trained = load_trained_model(MODELS / variant, map_location=_device(evaluate.device))
-    if trained.variant.name != variant or trained.config.get("seed") != cfg.seed:
+    run = Path(variant, seed_label(seed))
+    trained = load_trained_model(MODELS / run, map_location=_device(evaluate.device))
+    if trained.variant.name != variant or trained.config.get("seed") != seed:
         raise AttnlabError(
-            f"{MODELS / variant} holds variant {trained.variant.name!r} trained with seed "
-            f"{trained.config.get('seed')}, not {variant!r} with seed {cfg.seed}: retrain it"
+            f"{MODELS / run} holds variant {trained.variant.name!r} trained with seed "
+            f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
         )
     inputs = EvaluationInputs(
         model=trained.model,
         seed=cfg.seed,
+        init_seed=trained.seeds["init_seed"],
         val_tokens=read_tokens(TOKENS / "val.parquet"),
         train_tokens=read_tokens(TOKENS / "train.parquet"),
         batch_size=evaluate.batch_size,
@@ -65,13 +70,16 @@ def main(
         token_bytes=token_byte_lengths(TOKENIZER),
     )
     began = time.perf_counter()
-    record = evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment))
+    record = {
+        **trained.seeds,
+        **evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment)),
+    }
     record["wall_s"] = round(time.perf_counter() - began, 3)
-    write_json(METRICS / variant / "eval.json", record)
+    write_json(METRICS / run / "eval.json", record)
     headline = {
         k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))
     }
-    print(f"{variant}: {json.dumps(headline)}")
+    print(f"{run}: {json.dumps(headline)}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Stage ``train@{variant}``: train one variant and write its model, metrics and curve."""
+"""Stage ``train@{variant}-{seed}``: train one run; write its model, metrics and curves."""
 
 import logging
 from pathlib import Path
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
 from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.evaluation.bpb import token_byte_lengths
@@ -17,6 +17,7 @@ from attnlab.training import (
     TrainJob,
     run_root_from_env,
     save_trained_model,
+    seed_label,
     train_variant,
     wandb_dir,
     write_curve,
@@ -33,6 +34,7 @@ CURVES = Path("reports/curves")
 
 def main(
     variant: Annotated[str, typer.Option("--variant", help="The variant to train.")],
+    seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
     resume: Annotated[
         bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")
@@ -41,25 +43,27 @@ def main(
         bool, typer.Option(help="Keep the final checkpoint (optimiser state) after success.")
     ] = False,
 ) -> None:
-    """Train one variant with Lightning, resuming a killed run where it stopped.
+    """Train one variant under one seed with Lightning, resuming a killed run where it stopped.
 
-    Reads: params seed, budget.scale, model, train, bpe.vocab_size, variants.{variant},
-    trainer, checkpoint, wandb, evaluate.curve, evaluate.batch_size;
+    Reads: params seed (the val/ppl curve's windows, the same for every run),
+    budget.scale, model, train, bpe.vocab_size, variants.{variant}, trainer, checkpoint,
+    wandb, evaluate.curve, evaluate.batch_size;
     data/tokens/train.parquet and val.parquet, data/tokenizer/tokenizer.json (the bytes
     per token of val/bpb); the environment variables
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
-    Writes: data/models/{variant}/ (model.pt and config.json),
-    reports/metrics/{variant}/train.json (train/loss: mean of the last 5 % of steps; steps,
-    tokens_seen, wall_s, tokens_per_s, params, device; provenance: git_commit, git_dirty,
-    dvc_experiment, wandb_run) and
-    reports/curves/{variant}/train_loss.csv (step, loss: one row per step) and
-    reports/curves/{variant}/val_ppl.csv (step, val/ppl on a fixed sample of validation
+    Writes: ({run} is {variant}/seed-{seed}) data/models/{run}/ (model.pt and
+    config.json), reports/metrics/{run}/train.json (train/loss: mean of the last 5 % of
+    steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s, tokens_per_s, params,
+    device; provenance: git_commit, git_dirty, dvc_experiment, wandb_run) and
+    reports/curves/{run}/train_loss.csv (step, loss: one row per step) and
+    reports/curves/{run}/val_ppl.csv (step, val/ppl on a fixed sample of validation
     windows, every evaluate.curve.every_steps steps scaled by the budget). The W&B run's
     summary holds the whole-split val/ppl and val/bpb, the evaluate stage's protocol.
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = load_params(params)
-    job = TrainJob.from_params(cfg, variant)
+    job = TrainJob.from_params(cfg, variant, seed)
+    run = Path(variant, seed_label(seed))
     run_root = run_root_from_env()
     model = job.variant.model
     val_tokens = read_tokens(VAL_TOKENS)
@@ -69,7 +73,7 @@ def main(
     val_points = ValidationCurve(
         sample_windows(val_tokens, model.block_size, curve.windows, cfg.seed),
         curve.every(cfg.budget),
-        CURVES / variant / "val_ppl.csv",
+        CURVES / run / "val_ppl.csv",
         cfg.evaluate.batch_size,
     )
     whole_split = WholeSplitScore(
@@ -86,15 +90,13 @@ def main(
     )
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
-    save_trained_model(result.model, result.config, MODELS / variant)
-    write_json(
-        METRICS / variant / "train.json", {**result.metrics, "provenance": result.provenance}
-    )
-    write_curve(CURVES / variant / "train_loss.csv", result.curve)
+    save_trained_model(result.model, result.config, MODELS / run)
+    write_json(METRICS / run / "train.json", {**result.metrics, "provenance": result.provenance})
+    write_curve(CURVES / run / "train_loss.csv", result.curve)
     result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(
-        f"{variant}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "
+        f"{run}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "
         f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
     )
 

@@ -4,9 +4,9 @@ import csv
 import json
 from pathlib import Path
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
-from attnlab.training.artifacts import load_trained_model
+from attnlab.training.artifacts import load_trained_model, seed_label
 from attnlab.winograd.data import pair_split, read_vocabulary
 from attnlab.winograd.figures import draw_adjectives, draw_blocks
 from attnlab.winograd.maps import maps_record, maps_table, probe_sentences, query_rows
@@ -18,12 +18,14 @@ FIGURES = Path("reports/figures")
 
 
 def main(
+    seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
     """Read the attention at the query position for the probe sentence with every adjective.
 
     Reads: params winograd.maps (variant, x, y, adjectives) and winograd.adjectives;
-    data/winograd/models/<maps.variant>/; data/winograd/<its task>.parquet.
+    data/winograd/models/<maps.variant>/seed-<seed>/ (dvc.yaml passes the first of params
+    `seeds`: the maps are one run's, not an average); data/winograd/<its task>.parquet.
     Writes: reports/tables/winograd/maps.json (per adjective: tokens, each block's
     head-averaged weights from the query to every position, the model's answer and the
     probability of the referent) and maps.tsv (the same weights, one line per adjective,
@@ -33,7 +35,7 @@ def main(
     cfg = load_params(params).winograd
     maps = cfg.maps
     path = DATA / f"{cfg.task_of(maps.variant)}.parquet"
-    model = load_trained_model(MODELS / maps.variant).model
+    model = load_trained_model(MODELS / maps.variant / seed_label(seed)).model
     split = pair_split(path, maps.x, maps.y)
     sentences = probe_sentences(maps.x, maps.y, cfg.adjectives.adjectives(), split)
     rows = query_rows(model, sentences, read_vocabulary(path))

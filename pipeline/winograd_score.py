@@ -1,15 +1,14 @@
-"""Stage ``winograd-score@<variant>``: ask a trained Winograd model who *it* is (E16, E17)."""
+"""Stage ``winograd-score@<variant>-<seed>``: ask a trained Winograd run who *it* is (E16, E17)."""
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
 from attnlab.errors import AttnlabError
-from attnlab.training.artifacts import load_trained_model
+from attnlab.training.artifacts import load_trained_model, seed_label, write_json
 from attnlab.winograd.data import read_sentences, read_vocabulary
 from attnlab.winograd.scoring import winograd_metrics
 
@@ -20,13 +19,15 @@ METRICS = Path("reports/metrics/winograd")
 
 def main(
     variant: Annotated[str, typer.Option("--variant", help="The Winograd variant to score.")],
+    seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
     """Score the answer after `so the` on the held-out and the train sentences.
 
     Reads: params winograd.variants.<variant> (its name's first word is its task);
-    data/winograd/models/<variant>/; data/winograd/<task>.parquet.
-    Writes: reports/metrics/winograd/<variant>.json: winograd/acc, winograd/wrong_noun,
+    data/winograd/models/<variant>/seed-<seed>/; data/winograd/<task>.parquet.
+    Writes: reports/metrics/winograd/<variant>/seed-<seed>.json: the run's seed, init_seed
+    and data_seed; winograd/acc, winograd/wrong_noun,
     winograd/neither (shares of the held-out answers that are the referent, the other noun
     of the pair, neither noun; they sum to 1), winograd/acc_crosser and winograd/acc_crossed
     (held-out accuracy by the adjective's role), winograd/sentences, and the same on the
@@ -34,16 +35,20 @@ def main(
     """
     task = load_params(params).winograd.task_of(variant)
     path = DATA / f"{task}.parquet"
-    model = load_trained_model(MODELS / variant).model
+    folder = MODELS / variant / seed_label(seed)
+    trained = load_trained_model(folder)
+    model = trained.model
+    if trained.variant.name != variant or trained.config.get("seed") != seed:
+        raise AttnlabError(f"{folder} does not hold {variant!r} trained with seed {seed}")
     if model.config.vocab_size != len(read_vocabulary(path)):
-        raise AttnlabError(f"{MODELS / variant} was not trained on the words of {path}")
+        raise AttnlabError(f"{folder} was not trained on the words of {path}")
     metrics = winograd_metrics(
         model, read_sentences(path, "train"), read_sentences(path, "held_out")
     )
-    METRICS.mkdir(parents=True, exist_ok=True)
-    (METRICS / f"{variant}.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_json(METRICS / variant / f"{seed_label(seed)}.json", {**trained.seeds, **metrics})
     shown = ("acc", "wrong_noun", "neither", "sentences", "train_acc")
-    print(f"{variant}: " + ", ".join(f"{key} {metrics['winograd/' + key]}" for key in shown))
+    said = ", ".join(f"{key} {metrics['winograd/' + key]}" for key in shown)
+    print(f"{variant}/{seed_label(seed)}: {said}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ The project is a git + DVC copy of this checkout, for running the real ``dvc``.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,11 +117,23 @@ class DvcProject:
         ]
 
 
+def _keep_the_first_seed(params: Path) -> None:
+    """Shorten params ``seeds`` to its first seed, in place, keeping the file's layout.
+
+    The tests train every variant once; a test that needs more seeds adds them.
+    """
+    text = params.read_text()
+    seeds = re.compile(r"^seeds:\n(- \d+\n)(- \d+\n)*", flags=re.M)
+    assert seeds.search(text), f"{params} has no block-style seeds list"
+    params.write_text(seeds.sub(r"seeds:\n\1", text, count=1))
+
+
 @pytest.fixture
 def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
     """A copy of the project (tracked and untracked-but-not-ignored files) in a new git repo.
 
-    ``dvc.lock`` is dropped so every stage really runs; ``python`` on the PATH is this
+    ``dvc.lock`` is dropped so every stage really runs, and ``seeds`` holds only its first
+    seed, so each variant trains once; ``python`` on the PATH is this
     test's interpreter, so stage commands import the attnlab under test. W&B is offline
     and writes, like every run artefact, under ``tmp_path``.
     """
@@ -144,6 +157,7 @@ def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
         "GIT_COMMITTER_NAME": "attnlab tests",
         "GIT_COMMITTER_EMAIL": "tests@attnlab.invalid",
     }
+    _keep_the_first_seed(root / "params.yaml")
     project = DvcProject(root, env)
     project.run("git", "init", "-q", "-b", "main")
     project.run("git", "add", "-A")

@@ -27,6 +27,17 @@ from attnlab.errors import AttnlabError
 # Every stage takes the params file as its one common option.
 ParamsFile = Annotated[Path, typer.Option("--params", help="The params file to read.")]
 DEFAULT_PARAMS = Path("params.yaml")
+# The stages of a trained variant run once per seed of params `seeds` (dvc.yaml's matrix).
+RunSeed = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        max=2**32 - 1,
+        help="The run's seed (one of params `seeds`): its weights, dropout and batch order, "
+        "unless the variant pins train.init_seed or train.data_seed.",
+    ),
+]
 DEBUG_ENV = "ATTNLAB_DEBUG"
 
 # Stage name -> its script, relative to the project root (the folder holding dvc.yaml).

@@ -10,6 +10,7 @@ pytestmark = pytest.mark.slow
 # One variant per kind of record: no mixer (and no extras), E09's undivided wide head,
 # E11's 12 post-norm blocks, E13's learned table (the one that must hold 256 positions).
 KEEP = ("ladder-no-context", "dk-1024-unscaled", "norm-post", "positions-learned")
+SEED = 1337  # the first of params seeds, the one seed the tests' project keeps
 
 
 def _shrink(params: dict) -> None:
@@ -23,6 +24,7 @@ def _shrink(params: dict) -> None:
 
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
+    keys |= {"seed", "init_seed", "data_seed"}
     keys |= {"val/bpb", "train/bpb"}
     keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}
     keys |= {"params/head", "params/total"}
@@ -47,19 +49,20 @@ def test_repro_evaluate_writes_every_key_for_its_variants(dvc_project):
     dvc_project.edit_params(_shrink)
     # Only these variants' stages (and what they need): other sections of params.yaml
     # name variants, so the catalogue stays whole and only the targets are narrowed.
-    targets = [f"evaluate@{name}" for name in KEEP]
+    targets = [f"evaluate@{name}-{SEED}" for name in KEEP]
     done = dvc_project.dvc("repro", *targets)
     ran = dvc_project.ran_stages(done.stdout)
     assert set(targets) <= set(ran)
-    assert {f"train@{name}" for name in KEEP} == {s for s in ran if s.startswith("train@")}
+    assert {f"train@{name}-{SEED}" for name in KEEP} == {s for s in ran if s.startswith("train@")}
 
     root = dvc_project.root
     corpus = json.loads((root / "reports/metrics/corpus.json").read_text())
     shapes = {"dk-1024-unscaled": (1, 1), "norm-post": (12, 4)}
     for name in KEEP:
-        record = json.loads((root / f"reports/metrics/{name}/eval.json").read_text())
+        record = json.loads((root / f"reports/metrics/{name}/seed-{SEED}/eval.json").read_text())
         n_layer, n_head = shapes.get(name, (1, 4))
         assert set(record) == _expected_keys(name, n_layer, n_head), name
+        assert record["seed"] == record["init_seed"] == record["data_seed"] == SEED
         assert record["val/tokens"] == corpus["val_tokens"] - 1  # every token but the first
         assert record["train/tokens"] == corpus["train_tokens"] - 1
         numbers = [v for k, v in record.items() if k != "protocol"]
@@ -70,7 +73,8 @@ def test_repro_evaluate_writes_every_key_for_its_variants(dvc_project):
         expected = math.log2(record["val/ppl"]) / corpus["chars_per_token"]
         assert record["val/bpb"] == pytest.approx(expected, rel=0.1), name
 
-    positions = json.loads((root / "reports/metrics/positions-learned/eval.json").read_text())
+    positions = root / f"reports/metrics/positions-learned/seed-{SEED}/eval.json"
+    positions = json.loads(positions.read_text())
     assert positions["val/ppl@64"] == positions["val/ppl"]  # trained at 64: the same protocol
     assert dvc_project.ran_stages(dvc_project.dvc("repro", *targets).stdout) == []
     # The per-variant records are plain outputs: DVC's metrics are the report's headline.

@@ -1,4 +1,8 @@
-"""The initial model E09 and E11 rebuild is the one training starts from, weight for weight."""
+"""The initial model E09 and E11 rebuild is the one training starts from, weight for weight.
+
+Under a seed other than the root one, and with the init seed pinned: evaluation rebuilds
+from the init seed the run recorded, not from the root seed.
+"""
 
 import copy
 from pathlib import Path
@@ -21,13 +25,17 @@ class _Built(Exception):
     """Raised once training has built its model: nothing after that matters here."""
 
 
-@pytest.mark.parametrize("variant", ["dk-1024-unscaled", "norm-post"])
+@pytest.mark.parametrize(
+    ("variant", "init_seed"), [("dk-1024-unscaled", None), ("norm-post", None), ("norm-post", 7)]
+)
 def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
-    variant, tmp_path, monkeypatch
+    variant, init_seed, tmp_path, monkeypatch
 ):
     params = copy.deepcopy(PARAMS)
     params["model"].update(d_model=32, block_size=16)
-    job = TrainJob.from_params(parse_params(params), variant)
+    params["variants"][variant].setdefault("train", {})["init_seed"] = init_seed
+    job = TrainJob.from_params(parse_params(params), variant, seed=PARAMS["seeds"][1])
+    assert job.init_seed == (PARAMS["seeds"][1] if init_seed is None else init_seed)
     tokens = tmp_path / "train.parquet"
     write_split(TokenSplit("train", torch.arange(2000).numpy() % 1024), tokens, "0" * 64)
 
@@ -47,7 +55,7 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
     with pytest.raises(_Built):
         train_variant(job, tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
 
-    rebuilt = build_initial_model(job.variant.model, job.seed).state_dict()
+    rebuilt = build_initial_model(job.variant.model, job.init_seed).state_dict()
     assert len(built) == 1 and built[0].keys() == rebuilt.keys()
     for name, value in rebuilt.items():
         assert torch.equal(built[0][name], value), name

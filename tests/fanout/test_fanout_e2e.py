@@ -15,16 +15,17 @@ from attnlab.training import load_checkpoint_file, load_trained_model
 
 pytestmark = pytest.mark.slow
 
+SEED = 1337  # the first of params seeds, the one seed the tests' project keeps
 # The data stages, two trained variants and their evaluations: a diamond of real stages.
-TARGETS = ["evaluate@ladder-no-context", "evaluate@ladder-mlp"]
+TARGETS = [f"evaluate@ladder-no-context-{SEED}", f"evaluate@ladder-mlp-{SEED}"]
 STAGES = {
     "download",
     "bpe",
     "tokenize",
-    "train@ladder-no-context",
-    "train@ladder-mlp",
-    "evaluate@ladder-no-context",
-    "evaluate@ladder-mlp",
+    f"train@ladder-no-context-{SEED}",
+    f"train@ladder-mlp-{SEED}",
+    f"evaluate@ladder-no-context-{SEED}",
+    f"evaluate@ladder-mlp-{SEED}",
 }
 # Metrics that measure the run, not its result.
 TIMINGS = {"wall_s", "tokens_per_s", "seconds", "elapsed_s"}
@@ -122,19 +123,21 @@ def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(proj
 
     project.edit_params(long_run)
     checkpoints = tmp_path / "runs" / "checkpoints"
-    launcher = _attnlab(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    launcher = _attnlab(
+        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
+    )
     _wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, 300, "two checkpoints")
     launcher.send_signal(signal.SIGTERM)
     out, _ = launcher.communicate(timeout=120)
     assert launcher.returncode == 128 + signal.SIGTERM, out
     assert "SIGTERM: stopping 2 running stage(s)" in out
     assert (
-        "train@ladder-mlp"
+        f"train@ladder-mlp-{SEED}"
         not in (yaml.safe_load((project.root / "dvc.lock").read_text()))["stages"]
     )
     # Every stage saved at the step SIGTERM reached (after its last periodic checkpoint).
     saved = {
-        path.parent.name.rsplit("-", 1)[0]: load_checkpoint_file(path)["global_step"]
+        path.parent.name.split(f"-seed-{SEED}-")[0]: load_checkpoint_file(path)["global_step"]
         for path in checkpoints.glob("*/last.ckpt")
     }
     assert set(saved) == {"ladder-mlp", "ladder-no-context"}
@@ -142,10 +145,14 @@ def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(proj
     running = subprocess.run(["pgrep", "-f", "pipeline/train.py"], capture_output=True)
     assert str(project.root) not in running.stdout.decode()  # no orphan keeps training
 
-    out = _fan_out(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    out = _fan_out(
+        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
+    )
     assert out.count(": ran in ") == 2
     for variant, step in saved.items():
-        metrics = json.loads((project.root / f"reports/metrics/{variant}/train.json").read_text())
+        metrics = json.loads(
+            (project.root / f"reports/metrics/{variant}/seed-{SEED}/train.json").read_text()
+        )
         assert metrics["resumed_from_step"] == step and metrics["steps"] == 3000
     assert not list(checkpoints.glob("*/last.ckpt"))  # finished runs clean up
 
@@ -161,19 +168,21 @@ def test_stages_that_find_dvc_locks_taken_wait_or_retry_and_both_finish(project)
     # (Started through a shell that exits, so that init reaps it: a zombie child of this
     # test would look alive to DVC forever.)
     holder = int(subprocess.check_output(["sh", "-c", "sleep 25 >/dev/null & echo $!"]))
-    models = project.root / "data/models/ladder-mlp"
+    models = project.root / f"data/models/ladder-mlp/seed-{SEED}"
     rwlock = project.root / ".dvc/tmp/rwlock"
     rwlock.write_text(json.dumps({"read": {str(models): [{"pid": holder, "cmd": "sleep"}]}}))
-    launcher = _attnlab(project, "--jobs", "2", "train@ladder-mlp", "train@ladder-no-context")
+    launcher = _attnlab(
+        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
+    )
     time.sleep(5)
     repo_lock.close()
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode == 0, out
     assert out.count(": ran in ") == 2
-    log = (project.root / ".dvc/tmp/attnlab-repro/train@ladder-mlp.log").read_text()
+    log = (project.root / f".dvc/tmp/attnlab-repro/train@ladder-mlp-{SEED}.log").read_text()
     assert "is busy, it is being blocked by" in log  # it lost the race, and was retried
     lock = yaml.safe_load((project.root / "dvc.lock").read_text())["stages"]
-    assert {"train@ladder-mlp", "train@ladder-no-context"} <= set(lock)
+    assert {f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"} <= set(lock)
 
 
 def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
@@ -182,14 +191,19 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
         ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
         ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
     ):
-        child = _attnlab(project, "-S", bad, "train@ladder-mlp")
+        child = _attnlab(project, "-S", bad, f"train@ladder-mlp-{SEED}")
         out, _ = child.communicate(timeout=120)
         assert child.returncode == 2 and out.startswith("error: ") and says in out, out
         assert (project.root / "params.yaml").read_bytes() == params
         assert not (project.root / "dvc.lock").exists()
 
     out = _fan_out(
-        project, "-S", "+variants.ladder-mlp.train.lr=0.002", "-n", "lr-2e-3", "train@ladder-mlp"
+        project,
+        "-S",
+        "+variants.ladder-mlp.train.lr=0.002",
+        "-n",
+        "lr-2e-3",
+        f"train@ladder-mlp-{SEED}",
     )
     assert "saved experiment lr-2e-3" in out
     shown = json.loads(project.dvc("exp", "show", "--json").stdout)
@@ -201,6 +215,6 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     }
     saved = experiments["lr-2e-3"]["params"]["params.yaml"]["data"]
     assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.002
-    trained = load_trained_model(project.root / "data/models/ladder-mlp")
+    trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
     assert trained.variant.train.lr == 0.002
     assert trained.config["dvc_experiment"] == "lr-2e-3"

@@ -11,6 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = ROOT / "vendor" / "vega"
+SEED = 1337  # the first of params seeds: the run each chart shows
 TEMPLATE = VENDOR / "plots-template.html"
 
 
@@ -50,7 +51,7 @@ def test_dvc_config_points_at_the_template():
 def test_dvc_plots_show_renders_offline_in_chromium(dvc_project, browser, tmp_path):
     root = dvc_project.root
     for row, start in (("no-context", 6.9), ("average", 7.0)):
-        curve = root / "reports" / "curves" / f"ladder-{row}" / "train_loss.csv"
+        curve = root / "reports" / "curves" / f"ladder-{row}" / f"seed-{SEED}" / "train_loss.csv"
         curve.parent.mkdir(parents=True, exist_ok=True)
         curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(1, 9)))
     out = tmp_path / "plots"
@@ -71,13 +72,20 @@ def _chart(plots: dict, title: str) -> dict:
     return definition["content"]
 
 
+def _write_every_charted_curve(root: Path) -> None:
+    """A short curve in every file a chart of dvc.yaml lists (the first seed's runs)."""
+    for chart in yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]:
+        (definition,) = chart.values()
+        for name, column in definition["y"].items():
+            curve = root / name.replace("${seeds[0]}", str(SEED))
+            curve.parent.mkdir(parents=True, exist_ok=True)
+            curve.write_text(f"step,{column}\n" + "".join(f"{s},{7 - 0.1 * s}\n" for s in range(9)))
+
+
 def test_each_curve_is_plotted_once_with_one_colour_per_variant(dvc_project):
     """77 plots, two thirds of them per-stage duplicates, each line one colour: no more."""
     root = dvc_project.root
-    for variant, start in (("depth-1", 6.9), ("depth-2", 7.0)):
-        curve = root / "reports" / "curves" / variant / "train_loss.csv"
-        curve.parent.mkdir(parents=True, exist_ok=True)
-        curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(9)))
+    _write_every_charted_curve(root)
     plots = json.loads(dvc_project.dvc("plots", "show", "--json").stdout)
     charts = [
         title
@@ -91,9 +99,11 @@ def test_each_curve_is_plotted_once_with_one_colour_per_variant(dvc_project):
     spec = _chart(plots, "E18 one block vs two, train loss")
     assert spec["encoding"]["color"]["field"] == "variant"
     assert spec["encoding"]["strokeDash"]["field"] == "rev"
+    assert spec["encoding"]["detail"]["field"] == "filename"  # one line per run
     (derive,) = spec["transform"]
     assert derive["as"] == "variant" and "train_loss" in derive["calculate"]
-    assert {row["filename"] for row in spec["data"]["values"]} == {
-        "depth-1/train_loss.csv",
-        "depth-2/train_loss.csv",
-    }
+    files = {row["filename"] for row in spec["data"]["values"]}
+    assert files == {f"depth-1/seed-{SEED}/train_loss.csv", f"depth-2/seed-{SEED}/train_loss.csv"}
+    # The colour is the variant: Vega's regexp, applied here, strips the seed and the file.
+    (pattern,) = re.findall(r"regexp\('([^']+)'\)", derive["calculate"])
+    assert {re.sub(pattern, "", name) for name in files} == {"depth-1", "depth-2"}

@@ -9,13 +9,14 @@ bit equality.
 import json
 
 import pytest
-from train_helpers import free_port, offline_runs, shrunk_params
+from train_helpers import free_port, offline_runs, run_folder, shrunk_params
 
 from attnlab.training import read_curve
 
 pytestmark = pytest.mark.slow
 
 VARIANT = "ladder-layernorm"
+RUN = run_folder(VARIANT)
 STEPS = 8
 
 
@@ -26,16 +27,16 @@ def test_two_cpu_processes_write_one_metrics_set_and_one_wandb_run(stage_project
     done = project.run(VARIANT)
     assert done.returncode == 0, done.stdout + done.stderr
 
-    assert len(list(project.root.glob("reports/metrics/*/train.json"))) == 1
-    metrics = json.loads((project.root / f"reports/metrics/{VARIANT}/train.json").read_text())
+    assert len(list(project.root.glob("reports/metrics/**/train.json"))) == 1
+    metrics = json.loads((project.root / f"reports/metrics/{RUN}/train.json").read_text())
     assert metrics["world_size"] == 2 and metrics["steps"] == STEPS
     assert metrics["tokens_seen"] == STEPS * 8 * 32, "the global batch is the story's batch"
     assert len(offline_runs(project.root / "wandb")) == 1
-    assert (project.root / f"data/models/{VARIANT}/model.pt").is_file()
+    assert (project.root / f"data/models/{RUN}/model.pt").is_file()
     assert not list((project.root / "runs").glob("checkpoints/*/last.ckpt"))
 
     single = train_in_process(shrunk_params(steps=STEPS), VARIANT)
-    curve = read_curve(project.root / f"reports/curves/{VARIANT}/train_loss.csv")
+    curve = read_curve(project.root / f"reports/curves/{RUN}/train_loss.csv")
     assert [step for step, _ in curve] == list(range(STEPS))
     assert [loss for _, loss in curve] == pytest.approx(
         [loss for _, loss in single.curve], rel=1e-4

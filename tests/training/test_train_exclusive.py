@@ -14,7 +14,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import pytest
-from train_helpers import shrunk_params
+from train_helpers import SEED, shrunk_params
 
 from attnlab.data.tokens import read_tokens
 from attnlab.evaluation import ValidationCurve, sample_windows
@@ -22,7 +22,7 @@ from attnlab.evaluation import ValidationCurve, sample_windows
 pytestmark = pytest.mark.slow
 
 VARIANT = "ladder-mlp"
-STAGE = f"train@{VARIANT}"
+STAGE = f"train@{VARIANT}-{SEED}"
 
 
 def _wait_for(predicate, what: str, process: subprocess.Popen, timeout_s: float = 300) -> None:

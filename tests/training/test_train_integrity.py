@@ -12,7 +12,7 @@ import lightning.pytorch as pl
 import optuna
 import pytest
 import torch
-from train_helpers import shrunk_params
+from train_helpers import run_folder, shrunk_params
 
 from attnlab.errors import AttnlabError
 from attnlab.training import CheckpointError
@@ -34,20 +34,20 @@ def test_a_bit_flipped_inside_a_tensor_is_refused_naming_the_file(train_in_proce
 
 def test_a_failed_output_write_keeps_the_resume_state_for_the_rerun(stage_project):
     project = stage_project("blocked", shrunk_params(steps=6))
-    blocker = project.root / "data" / "models" / VARIANT
+    blocker = project.root / "data" / "models" / run_folder(VARIANT)
     blocker.parent.mkdir(parents=True)
     blocker.write_text("a file where the model folder goes")
     failed = project.run(VARIANT)
     assert failed.returncode == 2, failed.stdout + failed.stderr
     assert "Traceback" not in failed.stderr
-    assert f"error: data/models/{VARIANT}: cannot write it" in failed.stderr
+    assert f"error: data/models/{run_folder(VARIANT)}: cannot write it" in failed.stderr
     assert project.checkpoints(), "the resume state went before the outputs were safe"
 
     blocker.unlink()
     rerun = project.run(VARIANT)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "at step 6 of 6" in rerun.stderr  # resumed at the end: nothing trained twice
-    assert (project.root / "data" / "models" / VARIANT / "model.pt").is_file()
+    assert (project.root / "data" / "models" / run_folder(VARIANT) / "model.pt").is_file()
     assert not project.checkpoints(), "a finished stage leaves no resume state"
 
 

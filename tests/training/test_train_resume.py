@@ -11,7 +11,7 @@ import time
 
 import pytest
 import torch
-from train_helpers import offline_runs, read_offline_run, shrunk_params
+from train_helpers import SEED, offline_runs, read_offline_run, run_folder, shrunk_params
 
 from attnlab.training import load_checkpoint_file, read_curve
 
@@ -26,8 +26,8 @@ PARAMS = shrunk_params(
     trainer={"log_every_n_steps": 25},
 )
 OUTPUTS = (
-    f"data/models/{VARIANT}/model.pt",
-    f"reports/curves/{VARIANT}/train_loss.csv",
+    f"data/models/{run_folder(VARIANT)}/model.pt",
+    f"reports/curves/{run_folder(VARIANT)}/train_loss.csv",
 )
 
 
@@ -92,7 +92,7 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
     rerun = project.run(VARIANT, "--keep-checkpoint")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"at step {killed_at} of 240" in rerun.stderr
-    metrics = (project.root / f"reports/metrics/{VARIANT}/train.json").read_text()
+    metrics = (project.root / f"reports/metrics/{run_folder(VARIANT)}/train.json").read_text()
     assert f'"resumed_from_step": {killed_at}' in metrics
     _assert_same_run(uninterrupted, project)
 
@@ -106,7 +106,7 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
     assert killed["exit_code"] is None and resumed["exit_code"] == 0
     fingerprint = resumed["config"]["fingerprint"]
     assert killed["config"].get("fingerprint") in (None, fingerprint)
-    assert project.checkpoints()[0].parent.name == f"{VARIANT}-{fingerprint}"
+    assert project.checkpoints()[0].parent.name == f"{VARIANT}-seed-{SEED}-{fingerprint}"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])  # SIGINT: dvc queue kill

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 import wandb
-from train_helpers import offline_runs, read_offline_run, shrunk_params, train_here
+from train_helpers import SEED, offline_runs, read_offline_run, shrunk_params, train_here
 
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.training.tracking import git_revision, replica_group, resolve_mode
@@ -30,17 +30,18 @@ def test_three_trainings_in_one_process_make_three_finished_runs(
     runs = [read_offline_run(path) for path in offline_runs(offline)]
     assert len(runs) == 3
     by_name = {run["name"]: run for run in runs}
-    assert set(by_name) == {f"workspace/{name}" for name in VARIANTS}
+    assert set(by_name) == {f"workspace/{name}/seed-{SEED}" for name in VARIANTS}
     for name, result in zip(VARIANTS, results, strict=True):
-        run = by_name[f"workspace/{name}"]
+        run = by_name[f"workspace/{name}/seed-{SEED}"]
         assert run["exit_code"] == 0
         # The group is the replicas of one configuration, not the story's experiment.
         assert run["group"] == replica_group(name, result.config) and run["group"] != name
-        assert run["tags"] == [name.split("-")[0], name]
+        assert run["tags"] == [name.split("-")[0], name, f"seed-{SEED}"]
         config = run["config"]
         assert config["variant"] == name and config["steps"] == result.metrics["steps"]
         assert config["model"]["d_model"] == 32 and config["budget"] == PARAMS["budget"]
-        assert config["seed"] == 1337 and config["fingerprint"] == result.config["fingerprint"]
+        assert config["seed"] == config["init_seed"] == config["data_seed"] == SEED
+        assert config["fingerprint"] == result.config["fingerprint"]
         assert config["git_commit"] is None and config["git_dirty"] is False  # no git here
         assert run["summary"]["train/loss"] == result.metrics["train/loss"]
         assert run["summary"]["tokens_per_s"] == result.metrics["tokens_per_s"]
@@ -50,7 +51,27 @@ def test_the_run_is_named_after_the_dvc_experiment(offline, monkeypatch, train_i
     monkeypatch.setenv("DVC_EXP_NAME", "brisk-lark")
     train_in_process(PARAMS, "ladder-mlp")
     (run_file,) = offline_runs(offline)
-    assert read_offline_run(run_file)["name"] == "brisk-lark/ladder-mlp"
+    assert read_offline_run(run_file)["name"] == f"brisk-lark/ladder-mlp/seed-{SEED}"
+
+
+def test_the_seeds_of_a_variant_form_one_group_and_a_pinned_seed_another(offline, train_in_process):
+    pinned = shrunk_params(steps=4)
+    pinned["variants"]["ladder-mlp"]["train"] = {"data_seed": 5}
+    trained = [
+        (train_in_process(PARAMS, "ladder-mlp", seed=seed), seed) for seed in (SEED, SEED + 1)
+    ]
+    trained.append((train_in_process(pinned, "ladder-mlp", seed=SEED + 1), SEED + 1))
+    runs = {
+        (run["config"]["seed"], run["config"]["data_seed"]): run
+        for run in map(read_offline_run, offline_runs(offline))
+    }
+    first, second, fixed = runs[SEED, SEED], runs[SEED + 1, SEED + 1], runs[SEED + 1, 5]
+    assert first["name"] == f"workspace/ladder-mlp/seed-{SEED}"
+    assert second["name"] == fixed["name"] == f"workspace/ladder-mlp/seed-{SEED + 1}"
+    assert first["group"] == second["group"] != fixed["group"]
+    assert first["tags"][-1] == f"seed-{SEED}" and second["tags"][-1] == f"seed-{SEED + 1}"
+    assert (fixed["config"]["init_seed"], fixed["config"]["data_seed"]) == (SEED + 1, 5)
+    assert len({result.config["fingerprint"] for result, _ in trained}) == 3
 
 
 def test_without_a_key_the_mode_is_offline_before_init(monkeypatch, tmp_path, train_in_process):

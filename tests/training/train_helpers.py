@@ -18,14 +18,21 @@ from attnlab.training import TrainJob, TrainResult, train_variant
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRAIN_SCRIPT = PROJECT_ROOT / "pipeline" / "train.py"
 REAL_PARAMS = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
+SEED = REAL_PARAMS["seeds"][0]  # the one seed the shrunk params keep
+
+
+def run_folder(variant: str, seed: int = SEED) -> str:
+    """``<variant>/seed-<seed>``: where a run's outputs lie under data/models, reports/..."""
+    return f"{variant}/seed-{seed}"
 
 
 def shrunk_params(steps: int = 6, **sections: dict) -> dict:
-    """The real params.yaml at width 32, context 32, batch 8; P0's 3000 steps become ``steps``.
+    """The real params.yaml at width 32, context 32, batch 8, one seed; 3000 steps become ``steps``.
 
     ``sections`` update top-level sections key by key (``trainer={"devices": 2}``).
     """
     params = copy.deepcopy(REAL_PARAMS)
+    params["seeds"] = [SEED]
     params["budget"]["scale"] = steps / 3000
     params["model"].update(d_model=32, block_size=32)
     params["train"].update(batch_size=8)
@@ -36,9 +43,14 @@ def shrunk_params(steps: int = 6, **sections: dict) -> dict:
     return params
 
 
-def train_here(params: dict, variant: str, root: Path, tokens: Path, **options) -> TrainResult:
-    """Run :func:`train_variant` in this process with run state under ``root``."""
-    job = TrainJob.from_params(parse_params(params), variant)
+def train_here(
+    params: dict, variant: str, root: Path, tokens: Path, seed: int | None = None, **options
+) -> TrainResult:
+    """Run :func:`train_variant` in this process with run state under ``root``.
+
+    ``seed`` is the run's seed; None trains with the root ``seed``, as a sweep trial does.
+    """
+    job = TrainJob.from_params(parse_params(params), variant, seed)
     return train_variant(
         job, tokens, root / "runs", root / "wandb", live_progress=False, project_dir=root, **options
     )
@@ -68,8 +80,16 @@ class StageProject:
         }
 
     def command(self, variant: str, *options: str) -> list[str]:
-        """The stage's command line (the script dvc.yaml runs)."""
-        return [sys.executable, str(TRAIN_SCRIPT), "--variant", variant, *options]
+        """The stage's command line (the script dvc.yaml runs), for the run of ``SEED``."""
+        return [
+            sys.executable,
+            str(TRAIN_SCRIPT),
+            "--variant",
+            variant,
+            "--seed",
+            str(SEED),
+            *options,
+        ]
 
     def start(self, variant: str, *options: str) -> subprocess.Popen:
         """Start the stage in the background, its output captured."""

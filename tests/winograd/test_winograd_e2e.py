@@ -7,6 +7,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 VARIANTS = ("leaky-average", "closed-average", "closed-one-block", "closed-two-blocks")
+SEED = 1337  # the first of params seeds, the one seed the tests' project keeps
 
 
 def _shrink(params: dict) -> None:
@@ -23,17 +24,22 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
     # DVC orders only what depends on what: the maps follow the model they read, while
     # the score stages may run before or after them.
     assert ran[0] == "winograd-data"
-    assert ran.index("winograd-maps") > ran.index("winograd-train@closed-two-blocks")
-    assert {f"winograd-train@{v}" for v in VARIANTS} | {f"winograd-score@{v}" for v in VARIANTS} \
-        <= set(ran)
+    assert ran.index("winograd-maps") > ran.index(f"winograd-train@closed-two-blocks-{SEED}")
+    stages = {
+        f"{stage}@{v}-{SEED}" for v in VARIANTS for stage in ("winograd-train", "winograd-score")
+    }
+    assert stages <= set(ran)
     root = dvc_project.root
+    metrics_dir = root / "reports/metrics/winograd"
     for variant in VARIANTS:
-        metrics = json.loads((root / f"reports/metrics/winograd/{variant}.json").read_text())
+        metrics = json.loads((metrics_dir / variant / f"seed-{SEED}.json").read_text())
+        assert metrics["seed"] == metrics["init_seed"] == metrics["data_seed"] == SEED
         shares = [metrics[f"winograd/{k}"] for k in ("acc", "wrong_noun", "neither")]
         assert all(0.0 <= s <= 1.0 for s in shares) and sum(shares) == pytest.approx(1, abs=1e-3)
         assert metrics["winograd/sentences"] == (128 if variant.startswith("leaky") else 240)
-        train = json.loads((root / f"reports/metrics/winograd/train/{variant}.json").read_text())
-        assert train["steps"] == 20
+        train = json.loads((metrics_dir / "train" / variant / f"seed-{SEED}.json").read_text())
+        assert train["steps"] == 20 and train["seed"] == SEED
+        assert (root / f"reports/curves/winograd/{variant}/seed-{SEED}.csv").is_file()
     maps = json.loads((root / "reports/tables/winograd/maps.json").read_text())
     assert maps["variant"] == "closed-two-blocks" and len(maps["adjectives"]) == 8
     assert all(len(row["blocks"]) == 2 for row in maps["adjectives"].values())
@@ -45,10 +51,14 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
 
     # One variant's knob reruns that variant alone.
     exp = dvc_project.dvc(
-        "exp", "run", "-S", "winograd.variants.leaky-average.model.residual=true",
-        "winograd-score", "winograd-maps",
+        "exp",
+        "run",
+        "-S",
+        "winograd.variants.leaky-average.model.residual=true",
+        "winograd-score",
+        "winograd-maps",
     )
     assert sorted(dvc_project.ran_stages(exp.stdout)) == [
-        "winograd-score@leaky-average",
-        "winograd-train@leaky-average",
+        f"winograd-score@leaky-average-{SEED}",
+        f"winograd-train@leaky-average-{SEED}",
     ]

@@ -14,6 +14,7 @@ from attnlab.config.sweeps import SweepsParams, check_study
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.variants import (
     BudgetParams,
+    Seed,
     TrainParams,
     Variant,
     VariantOverrides,
@@ -32,8 +33,8 @@ class Params(Section):
     changes a result can hide in code where DVC does not track it.
     """
 
-    # NumPy's and Lightning's seeding accept 32 bits; a larger seed would fail mid-stage.
-    seed: Annotated[int, Field(ge=0, le=2**32 - 1)]
+    seed: Seed
+    seeds: Annotated[list[Seed], Field(min_length=1)]
     download: DownloadParams
     bpe: BpeParams
     tokenize: TokenizeParams
@@ -58,6 +59,15 @@ class Params(Section):
         if "vocab_size" in model:
             raise ValueError("vocab_size is not set here: it is bpe.vocab_size")
         return model
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_are_distinct(cls, seeds: list[int]) -> list[int]:
+        # Two equal seeds would be one run under two stage names, counted twice.
+        repeated = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+        if repeated:
+            raise ValueError(f"seed {repeated[0]} is listed twice")
+        return seeds
 
     @model_validator(mode="after")
     def _resolve_every_variant(self) -> "Params":

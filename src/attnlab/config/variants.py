@@ -31,8 +31,18 @@ class BudgetParams(Section):
         return max(1, round(steps * self.scale))
 
 
+# NumPy's and Lightning's seeding accept 32 bits; a larger seed would fail mid-stage.
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
+
+
 class TrainParams(Section):
-    """How one variant is optimised (P0: AdamW at 1e-3, 3000 steps of 64 windows)."""
+    """How one variant is optimised (P0: AdamW at 1e-3, 3000 steps of 64 windows).
+
+    ``init_seed`` and ``data_seed`` pin one of the two things a run's seed controls
+    (docs/catalogue.md, P0, Seeds): the initial weights and dropout, or which windows each
+    step trains on. None, the default in params.yaml, means the run's seed, so the runs of
+    a variant differ in both; pinning one varies only the other across the seeds.
+    """
 
     steps: Annotated[int, Field(gt=0)]
     batch_size: Annotated[int, Field(gt=0)]
@@ -42,6 +52,8 @@ class TrainParams(Section):
     betas: Annotated[
         list[Annotated[float, Field(ge=0.0, lt=1.0)]], Field(min_length=2, max_length=2)
     ]
+    init_seed: Seed | None
+    data_seed: Seed | None
 
     @model_validator(mode="after")
     def _warmup_fits(self) -> "TrainParams":

@@ -17,14 +17,16 @@ from attnlab.models import AttentionRecord, LanguageModel
 ONEHOT_THRESHOLD = 0.99  # a row counts as one-hot when its largest weight exceeds this
 
 SCORE_STATS_PROTOCOL = (
-    "on a fixed batch of validation windows (a seeded choice of the P0 windows), per block "
+    "on a fixed batch of validation windows (a choice of the P0 windows drawn from the root "
+    "seed, the same for every run), per block "
     "(block_00 is the first) and head: scores/std = standard deviation (population) of the "
     "scores the softmax sees (after any division by sqrt(d_k) and any ALiBi bias) over the "
     "causal entries only (key <= query); attn/entropy = mean over all query rows of "
     "-sum w ln w, nats; attn/onehot_frac = share of query rows whose largest weight exceeds "
     f"{ONEHOT_THRESHOLD}. All T rows count, the first included: it has a single key, so it "
     "is one-hot with zero entropy by construction (a floor of 1/T on onehot_frac). "
-    "init/ is the model rebuilt from the seed before any step, trained/ the trained one."
+    "init/ is the model rebuilt from the run's init seed before any step, trained/ the "
+    "trained one."
 )
 
 

@@ -15,9 +15,10 @@ from torch import Tensor
 from attnlab.models import LanguageModel, count_parameters_by_module
 
 GRAD_NORM_PROTOCOL = (
-    "the model rebuilt from the seed, before any step, in training mode; one training batch: "
-    "the batch of step 0 that training draws (train.batch_size random windows of "
-    "block_size + 1 tokens of the train split); mean next-token cross-entropy, one backward; "
+    "the model rebuilt from the run's init seed, before any step, in training mode; one "
+    "training batch, the same for every seed: the batch of step 0 drawn from the root seed "
+    "(train.batch_size random windows of block_size + 1 tokens of the train split); "
+    "mean next-token cross-entropy, one backward; "
     "grad_norm/block_NN = L2 norm of the gradient over all of block NN's parameters "
     "(block_00 is the one nearest the embedding); ratio_last_first = last / first."
 )

@@ -41,7 +41,9 @@ class EvaluationInputs:
 
     Attributes:
         model: the trained model; its ``config.block_size`` is the training context.
-        seed: the run's seed: rebuilds the initial model and picks the fixed batches.
+        seed: the root seed: picks the fixed batches (E09's windows, E11's batch), the
+            same for every run, so the runs of one variant differ only by training.
+        init_seed: the seed the run initialised its weights with: rebuilds that model.
         val_tokens: (N_val,) the validation split.
         train_tokens: (N_train,) the train split.
         batch_size: windows per forward pass when scoring perplexity (speed, not result).
@@ -54,6 +56,7 @@ class EvaluationInputs:
 
     model: LanguageModel
     seed: int
+    init_seed: int
     val_tokens: Tensor
     train_tokens: Tensor
     batch_size: int
@@ -68,9 +71,9 @@ class EvaluationInputs:
         return self.model.config.block_size
 
     def initial_model(self) -> LanguageModel:
-        """The variant's model at initialisation, rebuilt from the seed, on the same device."""
+        """The run's model at initialisation, rebuilt from its init seed, on the same device."""
         device = next(self.model.parameters()).device
-        return build_initial_model(self.model.config, self.seed).to(device)
+        return build_initial_model(self.model.config, self.init_seed).to(device)
 
 
 def _perplexity(inputs: EvaluationInputs) -> dict[str, float]:

@@ -6,7 +6,7 @@ sample of 64 windows, cheap enough to draw during training; W&B logs it as
 the whole validation split, and beside it the bits per byte (``val/bpb``), which does not
 depend on the vocabulary. :class:`WholeSplitScore` computes both when training ends,
 with the evaluate stage's own function, so a train run's and a sweep trial's summary mean
-the same thing as ``reports/metrics/<variant>/eval.json``.
+the same thing as ``reports/metrics/<variant>/seed-<seed>/eval.json``.
 """
 
 import logging

@@ -23,7 +23,7 @@ class StagePlan:
     """Planned stages in dependency order, each with the planned stages it waits for.
 
     Attributes:
-        order: Stage names (DVC addressing, e.g. ``train@ladder-mlp``), upstream first.
+        order: Stage names (DVC addressing, e.g. ``train@ladder-mlp-1337``), upstream first.
         needs: For each planned stage, the planned stages that must finish before it.
     """
 

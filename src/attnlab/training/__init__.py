@@ -12,6 +12,7 @@ from attnlab.training.artifacts import (
     load_trained_model,
     read_curve,
     save_trained_model,
+    seed_label,
     write_curve,
     write_json,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "read_curve",
     "run_root_from_env",
     "save_trained_model",
+    "seed_label",
     "train_variant",
     "wandb_dir",
     "warmup_factor",

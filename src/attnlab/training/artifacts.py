@@ -3,8 +3,9 @@
 A trained model is a folder with two files: ``model.pt``, the model's ``state_dict``
 (loaded with ``weights_only=True``: plain tensors, no pickled code), and ``config.json``,
 the resolved configuration it was trained with: variant, model config, recipe, budget,
-steps, seed, hardware, fingerprint and git revision. Offline W&B loses its config when a
-run is killed (PITFALLS 4), so this file, not W&B, is where the hyperparameters live.
+steps, the run's seed with its init and data seeds, hardware, fingerprint and git
+revision. Offline W&B loses its config when a run is killed (PITFALLS 4), so this file,
+not W&B, is where the hyperparameters live.
 
 Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
 naming the file, and never leaves half a file behind.
@@ -39,6 +40,11 @@ class TrainedModel:
     model: LanguageModel
     variant: Variant
     config: dict[str, Any]
+
+    @property
+    def seeds(self) -> dict[str, int]:
+        """The run's ``seed`` and the ``init_seed`` and ``data_seed`` it trained with."""
+        return {key: self.config[key] for key in ("seed", "init_seed", "data_seed")}
 
 
 def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Path) -> None:
@@ -78,6 +84,11 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
     except RuntimeError as err:
         raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
     return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
+
+
+def seed_label(seed: int) -> str:
+    """``seed-<seed>``: how a run's seed names its output folders, checkpoints and W&B run."""
+    return f"seed-{seed}"
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:

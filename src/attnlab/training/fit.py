@@ -29,7 +29,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError, DivergedError, ParamsError
 from attnlab.models import LanguageModel
-from attnlab.training.artifacts import final_loss
+from attnlab.training.artifacts import final_loss, seed_label
 from attnlab.training.checkpoints import (
     LAST,
     AtomicCheckpointIO,
@@ -163,12 +163,12 @@ def _lightning_trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) 
 
 
 def _token_windows(job: TrainJob, train_tokens: Path) -> TokenWindows:
-    """P0's batches: seeded random windows of the train split."""
+    """P0's batches: random windows of the train split, drawn from the run's data seed."""
     return TokenWindows(
         train_tokens,
         job.variant.model.block_size,
         job.variant.train.batch_size,
-        job.seed,
+        job.data_seed,
         job.steps,
         job.trainer.num_workers,
     )
@@ -232,7 +232,7 @@ def train_variant(
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     digest = fingerprint(job, train_tokens)
-    folder = checkpoint_dir(run_root, job.variant.name, digest)
+    folder = checkpoint_dir(run_root, job, digest)
     call = _Run(
         job, train_tokens, wandb_folder, folder, digest, resume and resumable,
         keep_checkpoint, resumable, live_progress, project_dir, data, tuple(callbacks), tuple(tags),
@@ -266,7 +266,9 @@ class _Run:
 
 def _train(call: _Run) -> TrainResult:
     job, folder, digest = call.job, call.folder, call.digest
-    pl.seed_everything(job.seed, verbose=False)
+    # The init seed draws the weights below, then dropout (the global RNG, after init);
+    # the batches draw from the data seed alone (_token_windows, or the caller's data).
+    pl.seed_everything(job.init_seed, verbose=False)
     torch.set_float32_matmul_precision(job.trainer.matmul_precision)
     model = LanguageModel(job.variant.model)
     recipe = job.variant.train
@@ -307,9 +309,9 @@ def _train(call: _Run) -> TrainResult:
         variant = job.variant.name
         run = start_run(
             job.wandb,
-            run_name(variant, revision["git_commit"]),
+            run_name(variant, job.seed, revision["git_commit"]),
             replica_group(variant, config),
-            [job.variant.experiment, variant, *call.tags],
+            [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
             config,
             call.wandb_folder,
         )
@@ -387,6 +389,7 @@ def _metrics(
     return {
         LOSS: loss,
         "train/loss_window": window,
+        **job.seeds(),
         "steps": job.steps,
         "tokens_seen": job.steps * job.tokens_per_step,
         "wall_s": round(wall_s, 3),

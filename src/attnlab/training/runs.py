@@ -1,9 +1,11 @@
 """One training job, fully resolved, and where its resume state and W&B files live.
 
-A :class:`TrainJob` is one variant of docs/catalogue.md with the budget applied: the steps
-and warmup it really trains, the seed, and the hardware. Its :func:`fingerprint` hashes
-everything that changes the trained weights, so a checkpoint is only ever resumed by the
-run that wrote it.
+A :class:`TrainJob` is one run of a variant of docs/catalogue.md with the budget applied:
+the steps and warmup it really trains, its seed, and the hardware. The run's seed sets
+both things a seed controls (docs/catalogue.md, P0, Seeds), the initial weights with
+dropout (:attr:`TrainJob.init_seed`) and the batch order (:attr:`TrainJob.data_seed`),
+unless the variant's recipe pins one. Its :func:`fingerprint` hashes everything that
+changes the trained weights, so a checkpoint is only ever resumed by the run that wrote it.
 
 Resume state and W&B runs live under a *run root* outside the repository (default
 ``~/.cache/attnlab``, or ``ATTNLAB_RUN_ROOT``): DVC deletes a stage's outputs before
@@ -27,6 +29,7 @@ import attnlab
 from attnlab.config.loader import Params
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.variants import Variant
+from attnlab.training.artifacts import seed_label
 
 RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
 DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")
@@ -57,26 +60,33 @@ class TrainJob:
     wandb: WandbParams
 
     @classmethod
-    def from_params(cls, params: Params, name: str) -> "TrainJob":
+    def from_params(cls, params: Params, name: str, seed: int | None = None) -> "TrainJob":
         """Resolve variant ``name``, scaling its steps and warmup by ``budget.scale``.
+
+        Args:
+            params: The validated params.
+            name: A key of ``variants``.
+            seed: The run's seed (one of ``seeds``, for the train stage); None means the
+                root ``seed`` (a sweep trial).
 
         Raises:
             ParamsError: no variant has that name.
         """
-        return cls.from_variant(params, params.variant(name))
+        return cls.from_variant(params, params.variant(name), seed)
 
     @classmethod
-    def from_variant(cls, params: Params, variant: Variant) -> "TrainJob":
+    def from_variant(cls, params: Params, variant: Variant, seed: int | None = None) -> "TrainJob":
         """A job for an already resolved ``variant`` (one not listed under ``variants``).
 
-        The budget, seed, hardware, checkpoint and W&B settings come from ``params``.
+        The budget, hardware, checkpoint and W&B settings come from ``params``, and so does
+        the root ``seed`` when ``seed`` is None.
         """
         steps = params.budget.steps(variant.train.steps)
         warmup = variant.train.warmup_steps
         warmup = min(steps, params.budget.steps(warmup)) if warmup else 0
         return cls(
             variant=variant,
-            seed=params.seed,
+            seed=params.seed if seed is None else seed,
             budget_scale=params.budget.scale,
             steps=steps,
             warmup_steps=warmup,
@@ -84,6 +94,22 @@ class TrainJob:
             checkpoint=params.checkpoint,
             wandb=params.wandb,
         )
+
+    @property
+    def init_seed(self) -> int:
+        """The seed of the initial weights and of dropout: ``train.init_seed``, else the run's."""
+        pinned = self.variant.train.init_seed
+        return self.seed if pinned is None else pinned
+
+    @property
+    def data_seed(self) -> int:
+        """The seed of the batch order (each step's batch): ``train.data_seed``, else the run's."""
+        pinned = self.variant.train.data_seed
+        return self.seed if pinned is None else pinned
+
+    def seeds(self) -> dict[str, int]:
+        """The run's seed and the two it resolves to, as every record of the run states them."""
+        return {"seed": self.seed, "init_seed": self.init_seed, "data_seed": self.data_seed}
 
     @property
     def tokens_per_step(self) -> int:
@@ -100,7 +126,7 @@ class TrainJob:
             "budget": {"scale": self.budget_scale},
             "steps": self.steps,
             "warmup_steps": self.warmup_steps,
-            "seed": self.seed,
+            **self.seeds(),
             "trainer": self.trainer.model_dump(),
         }
 
@@ -128,9 +154,11 @@ def _file_digest(path: Path) -> str:
 def fingerprint(job: TrainJob, train_tokens: Path) -> str:
     """A short hash of everything that changes the trained weights.
 
-    That is: the resolved model and recipe, the scaled steps and warmup, the seed, the
-    result-relevant trainer knobs, the train split's bytes, the library code that trains
-    (models, training, token reading) and the torch and Lightning versions. Not the
+    That is: the resolved model and recipe, the scaled steps and warmup, the run's seed and
+    the init and data seeds it resolves to (so two seeds never share resume state, even
+    when both are pinned), the result-relevant trainer knobs, the train split's bytes, the
+    library code that trains (models, training, token reading) and the torch and Lightning
+    versions. Not the
     checkpoint interval, the logging interval or W&B: they change nothing in the weights.
     """
     config = job.config()
@@ -139,7 +167,7 @@ def fingerprint(job: TrainJob, train_tokens: Path) -> str:
         "train": config["train"],
         "steps": job.steps,
         "warmup_steps": job.warmup_steps,
-        "seed": job.seed,
+        **job.seeds(),
         "trainer": {key: config["trainer"][key] for key in _RESULT_TRAINER},
         "tokens": _file_digest(train_tokens),
         "code": _source_digest(),
@@ -160,6 +188,6 @@ def wandb_dir(run_root: Path, environ: Mapping[str, str] = os.environ) -> Path:
     return Path(configured).expanduser().resolve() if configured else run_root / "wandb"
 
 
-def checkpoint_dir(run_root: Path, variant: str, digest: str) -> Path:
-    """``<run root>/checkpoints/<variant>-<fingerprint>``: one folder per distinct run."""
-    return run_root / "checkpoints" / f"{variant}-{digest}"
+def checkpoint_dir(run_root: Path, job: TrainJob, digest: str) -> Path:
+    """``<run root>/checkpoints/<variant>-seed-<seed>-<fingerprint>``: one folder per run."""
+    return run_root / "checkpoints" / f"{job.variant.name}-{seed_label(job.seed)}-{digest}"

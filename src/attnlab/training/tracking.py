@@ -1,10 +1,11 @@
 """Weights & Biases runs that can never hang, prompt, leak or fail a training stage.
 
 Every trained variant of docs/catalogue.md is one W&B run, laid out the way W&B compares
-runs: named ``<dvc experiment or commit>/<variant>``; grouped with the runs that are
-replicas of one configuration (same model, recipe and steps; another seed or device
-count), so W&B's grouped view averages replicas, never different models; tagged with the
-story's experiment and the variant; the baseline commit recorded clean (``dvc exp run``
+runs: named ``<dvc experiment or commit>/<variant>/seed-<seed>``; grouped with the runs
+that are replicas of one configuration (same model, recipe and steps; another seed or
+device count), so W&B's grouped line is the mean and spread of a variant's seeds, never a
+mix of models; tagged with the story's experiment, the variant and ``seed-<seed>``, the
+seeds in the run's config; the baseline commit recorded clean (``dvc exp run``
 edits params.yaml before training, so ``git describe --dirty`` always said dirty). After
 each run one line says its id, where it is and how to upload it. The traps of PITFALLS 4
 and 5 are handled here:
@@ -31,6 +32,7 @@ from urllib.parse import urlparse
 import wandb
 
 from attnlab.config.training import WandbParams
+from attnlab.training.artifacts import seed_label
 
 log = logging.getLogger(__name__)
 
@@ -85,17 +87,20 @@ def git_revision(folder: Path) -> dict[str, Any]:
     return {"git_commit": commit, "git_dirty": bool(status)}
 
 
-def run_name(variant: str, commit: str | None) -> str:
-    """``<dvc experiment>/<variant>``, else ``<short commit>/<variant>``.
+def run_name(variant: str, seed: int, commit: str | None) -> str:
+    """``<dvc experiment>/<variant>/seed-<seed>``, else ``<short commit>/<variant>/seed-<seed>``.
 
     DVC sets DVC_EXP_NAME during ``dvc exp run``; outside it the commit names the code.
     """
     prefix = os.environ.get("DVC_EXP_NAME") or (commit[:8] if commit else "workspace")
-    return f"{prefix}/{variant}"
+    return f"{prefix}/{variant}/{seed_label(seed)}"
 
 
 def replica_group(variant: str, config: dict[str, Any]) -> str:
-    """``<variant>-<hash>`` of everything but the seed and the devices: one configuration.
+    """``<variant>-<hash>`` of everything but the seeds and the devices: one configuration.
+
+    A recipe that pins ``init_seed`` or ``data_seed`` is another configuration (its
+    ``train`` differs), so its runs form a group of their own.
 
     Args:
         variant: The variant's name (readable part of the group).
@@ -120,7 +125,7 @@ def start_run(
         cfg: Project, entity and init timeout.
         name: The run's display name.
         group: The runs that are replicas of this one (:func:`replica_group`).
-        tags: The story's experiment, the variant, and e.g. the study.
+        tags: The story's experiment, the variant, the seed, and e.g. the study.
         config: The resolved configuration to record.
         folder: The parent of W&B's ``wandb/`` folder; outside DVC's temporary workspaces.
     """
