@@ -1,31 +1,20 @@
 """Stage ``evaluate@{variant}-{seed}``: measure one trained run as its experiment asks."""
 
 import json
-import time
 from pathlib import Path
 from typing import Annotated
 
-import torch
 import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
-from attnlab.data.tokens import read_tokens
-from attnlab.errors import AttnlabError
-from attnlab.evaluation import EvaluationInputs, evaluate_variant
-from attnlab.evaluation.bpb import token_byte_lengths
-from attnlab.training.artifacts import load_trained_model, seed_label, write_json
+from attnlab.evaluation.trained import evaluate_trained
+from attnlab.training.artifacts import seed_label, write_json
 
 TOKENS = Path("data/tokens")
 MODELS = Path("data/models")
 TOKENIZER = Path("data/tokenizer/tokenizer.json")
 METRICS = Path("reports/metrics")
-
-
-def _device(choice: str) -> torch.device:
-    if choice == "auto":
-        choice = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(choice)
 
 
 def main(
@@ -49,32 +38,10 @@ def main(
     (E11); a protocol field saying how; wall_s.
     """
     cfg = load_params(params)
-    evaluate = cfg.evaluate
     run = Path(variant, seed_label(seed))
-    trained = load_trained_model(MODELS / run, map_location=_device(evaluate.device))
-    if trained.variant.name != variant or trained.config.get("seed") != seed:
-        raise AttnlabError(
-            f"{MODELS / run} holds variant {trained.variant.name!r} trained with seed "
-            f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
-        )
-    inputs = EvaluationInputs(
-        model=trained.model,
-        seed=cfg.seed,
-        init_seed=trained.seeds["init_seed"],
-        val_tokens=read_tokens(TOKENS / "val.parquet"),
-        train_tokens=read_tokens(TOKENS / "train.parquet"),
-        batch_size=evaluate.batch_size,
-        lengths=tuple(evaluate.lengths),
-        stats_windows=evaluate.stats_windows,
-        train_batch_size=trained.variant.train.batch_size,
-        token_bytes=token_byte_lengths(TOKENIZER),
+    record = evaluate_trained(
+        MODELS / run, variant, seed, cfg.evaluate, cfg.seed, TOKENS, TOKENIZER
     )
-    began = time.perf_counter()
-    record = {
-        **trained.seeds,
-        **evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment)),
-    }
-    record["wall_s"] = round(time.perf_counter() - began, 3)
     write_json(METRICS / run / "eval.json", record)
     headline = {
         k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))

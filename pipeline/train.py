@@ -8,21 +8,8 @@ import typer
 
 from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.config import load_params
-from attnlab.data.tokens import check_fits, read_tokens
-from attnlab.evaluation.bpb import token_byte_lengths
-from attnlab.evaluation.curve import ValidationCurve
-from attnlab.evaluation.summary import WholeSplitScore
-from attnlab.evaluation.windows import sample_windows
-from attnlab.training import (
-    TrainJob,
-    run_root_from_env,
-    save_trained_model,
-    seed_label,
-    train_variant,
-    wandb_dir,
-    write_curve,
-    write_json,
-)
+from attnlab.training import TrainJob, seed_label
+from attnlab.training.recorded import RunFiles, train_and_record
 
 TRAIN_TOKENS = Path("data/tokens/train.parquet")
 VAL_TOKENS = Path("data/tokens/val.parquet")
@@ -64,36 +51,10 @@ def main(
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant, seed)
     run = Path(variant, seed_label(seed))
-    run_root = run_root_from_env()
-    model = job.variant.model
-    val_tokens = read_tokens(VAL_TOKENS)
-    check_fits(read_tokens(TRAIN_TOKENS), TRAIN_TOKENS, model.block_size, model.vocab_size)
-    check_fits(val_tokens, VAL_TOKENS, model.block_size, model.vocab_size)
-    curve = cfg.evaluate.curve
-    val_points = ValidationCurve(
-        sample_windows(val_tokens, model.block_size, curve.windows, cfg.seed),
-        curve.every(cfg.budget),
-        CURVES / run / "val_ppl.csv",
-        cfg.evaluate.batch_size,
-    )
-    whole_split = WholeSplitScore(
-        val_tokens, model.block_size, cfg.evaluate.batch_size, token_byte_lengths(TOKENIZER)
-    )
-    result = train_variant(
-        job,
-        TRAIN_TOKENS,
-        run_root,
-        wandb_dir(run_root),
-        resume=resume,
-        keep_checkpoint=keep_checkpoint,
-        callbacks=[val_points, whole_split],
-    )
+    files = RunFiles(TRAIN_TOKENS, VAL_TOKENS, TOKENIZER, MODELS / run, METRICS / run, CURVES / run)
+    result = train_and_record(cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint)
     if not result.is_global_zero:
-        return  # DDP: rank 0 alone writes the outputs
-    save_trained_model(result.model, result.config, MODELS / run)
-    write_json(METRICS / run / "train.json", {**result.metrics, "provenance": result.provenance})
-    write_curve(CURVES / run / "train_loss.csv", result.curve)
-    result.discard_resume_state()  # only now: a failed write above can still resume
+        return  # DDP: rank 0 alone wrote the outputs
     metrics = result.metrics
     print(
         f"{run}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "

@@ -1,0 +1,82 @@
+"""One trained run measured as the ``evaluate`` stage measures it, from the folder it was saved in.
+
+The ``evaluate@<variant>-<seed>`` stage and the sweeps' ``sweep-check@<study>-<seed>`` stage
+both read a saved model, check it is the run they were asked for, and measure it with
+:func:`attnlab.evaluation.evaluate_variant` (val/ppl and train/ppl on the whole splits, the
+bits per byte, the parameter counts, and the extras its experiment lists).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnlab.config.evaluation import EvaluateParams
+from attnlab.data.tokens import read_tokens
+from attnlab.errors import AttnlabError
+from attnlab.evaluation.bpb import token_byte_lengths
+from attnlab.evaluation.report import EvaluationInputs, evaluate_variant
+from attnlab.training.artifacts import load_trained_model
+
+
+def evaluation_device(choice: str) -> torch.device:
+    """Params ``evaluate.device`` as a device: ``auto`` is CUDA when present, else the CPU."""
+    if choice == "auto":
+        choice = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(choice)
+
+
+def evaluate_trained(
+    folder: Path,
+    variant: str,
+    seed: int,
+    evaluate: EvaluateParams,
+    root_seed: int,
+    tokens: Path,
+    tokenizer: Path,
+) -> dict[str, Any]:
+    """Measure the run saved in ``folder``: the evaluate stage's whole record, timed.
+
+    Args:
+        folder: The trained run's folder (``model.pt`` and ``config.json``).
+        variant: The variant name the run must have been trained as.
+        seed: The seed it must have been trained with.
+        evaluate: Params ``evaluate``.
+        root_seed: Params ``seed`` (E09's windows, E11's batch: the same for every run).
+        tokens: The folder of ``train.parquet`` and ``val.parquet``.
+        tokenizer: The tokenizer (the bytes of each token, for the bits per byte).
+
+    Returns:
+        The run's seeds, :func:`evaluate_variant`'s measurements and ``wall_s``.
+
+    Raises:
+        AttnlabError: ``folder`` holds another variant or seed (a stale model).
+    """
+    trained = load_trained_model(folder, map_location=evaluation_device(evaluate.device))
+    if trained.variant.name != variant or trained.config.get("seed") != seed:
+        raise AttnlabError(
+            f"{folder} holds variant {trained.variant.name!r} trained with seed "
+            f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
+        )
+    inputs = EvaluationInputs(
+        model=trained.model,
+        seed=root_seed,
+        init_seed=trained.seeds["init_seed"],
+        val_tokens=read_tokens(tokens / "val.parquet"),
+        train_tokens=read_tokens(tokens / "train.parquet"),
+        batch_size=evaluate.batch_size,
+        lengths=tuple(evaluate.lengths),
+        stats_windows=evaluate.stats_windows,
+        train_batch_size=trained.variant.train.batch_size,
+        token_bytes=token_byte_lengths(tokenizer),
+    )
+    began = time.perf_counter()
+    record = {
+        **trained.seeds,
+        **evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment)),
+    }
+    record["wall_s"] = round(time.perf_counter() - began, 3)
+    return record

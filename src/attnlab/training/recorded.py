@@ -1,0 +1,96 @@
+"""One recorded training run, as the ``train`` stage makes it: its model, metrics and curves.
+
+The ``train@<variant>-<seed>`` stage and the sweeps' ``sweep-check@<study>-<seed>`` stage
+train the same way (resumable, the seeded ``val/ppl`` curve, the whole-split score in the
+W&B summary) and write the same files; only where they write differs (:class:`RunFiles`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnlab.config.loader import Params
+from attnlab.data.tokens import check_fits, read_tokens
+from attnlab.evaluation.bpb import token_byte_lengths
+from attnlab.evaluation.curve import ValidationCurve
+from attnlab.evaluation.summary import WholeSplitScore
+from attnlab.evaluation.windows import sample_windows
+from attnlab.training.artifacts import save_trained_model, write_curve, write_json
+from attnlab.training.fit import TrainResult, train_variant
+from attnlab.training.runs import TrainJob, run_root_from_env, wandb_dir
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Where one run's inputs are read and its outputs written.
+
+    Attributes:
+        train_tokens: The train split's token file.
+        val_tokens: The validation split's token file.
+        tokenizer: The tokenizer (the bytes per token of ``val/bpb``).
+        model: The folder of ``model.pt`` and ``config.json``.
+        metrics: The folder of ``train.json``.
+        curves: The folder of ``train_loss.csv`` and ``val_ppl.csv``.
+    """
+
+    train_tokens: Path
+    val_tokens: Path
+    tokenizer: Path
+    model: Path
+    metrics: Path
+    curves: Path
+
+
+def train_and_record(
+    params: Params,
+    job: TrainJob,
+    files: RunFiles,
+    resume: bool = True,
+    keep_checkpoint: bool = False,
+) -> TrainResult:
+    """Train ``job`` and write its model, ``train.json`` and curves (rank 0 alone, under DDP).
+
+    The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded windows for
+    every run, drawn from params ``seed``) and ``evaluate.batch_size``; the resume state
+    lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output is written.
+
+    Raises:
+        TokenFileError: a token file does not fit the model (its block size or vocabulary).
+    """
+    run_root = run_root_from_env()
+    model = job.variant.model
+    val_tokens = read_tokens(files.val_tokens)
+    check_fits(
+        read_tokens(files.train_tokens), files.train_tokens, model.block_size, model.vocab_size
+    )
+    check_fits(val_tokens, files.val_tokens, model.block_size, model.vocab_size)
+    curve = params.evaluate.curve
+    val_points = ValidationCurve(
+        sample_windows(val_tokens, model.block_size, curve.windows, params.seed),
+        curve.every(params.budget),
+        files.curves / "val_ppl.csv",
+        params.evaluate.batch_size,
+    )
+    whole_split = WholeSplitScore(
+        val_tokens,
+        model.block_size,
+        params.evaluate.batch_size,
+        token_byte_lengths(files.tokenizer),
+    )
+    result = train_variant(
+        job,
+        files.train_tokens,
+        run_root,
+        wandb_dir(run_root),
+        resume=resume,
+        keep_checkpoint=keep_checkpoint,
+        callbacks=[val_points, whole_split],
+    )
+    if not result.is_global_zero:
+        return result  # DDP: rank 0 alone writes the outputs
+    save_trained_model(result.model, result.config, files.model)
+    write_json(files.metrics / "train.json", {**result.metrics, "provenance": result.provenance})
+    write_curve(files.curves / "train_loss.csv", result.curve)
+    result.discard_resume_state()  # only now: a failed write above can still resume
+    return result
