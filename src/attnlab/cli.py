@@ -50,6 +50,7 @@ STAGES: dict[str, str] = {
     "probes": "pipeline/probes.py",
     "cost": "pipeline/cost.py",
     "sweep": "pipeline/sweep.py",
+    "sweep-check": "pipeline/sweep_check.py",
     "report": "pipeline/report.py",
     "winograd-data": "pipeline/winograd_data.py",
     "winograd-train": "pipeline/winograd_train.py",

@@ -22,7 +22,7 @@ import attnlab
 from attnlab.config.loader import Params
 from attnlab.config.sweeps import StudyParams, trial_variant
 from attnlab.config.variants import BudgetParams
-from attnlab.errors import ParamsError
+from attnlab.sweeps.check import study_params
 from attnlab.sweeps.storage import is_embedded, open_storage
 from attnlab.sweeps.study import make_pruner, make_sampler, open_study
 from attnlab.training import TrainJob
@@ -61,9 +61,7 @@ class Sweep:
         Raises:
             ParamsError: no study has that name (the message lists the known ones).
         """
-        if key not in params.sweeps.studies:
-            known = ", ".join(sorted(params.sweeps.studies))
-            raise ParamsError(f"sweeps.studies.{key}: no such study; known: {known}")
+        study_params(params, key)
         return cls(key, params)
 
     @property
