@@ -1,6 +1,7 @@
 """The report's section of the Optuna sweeps (the Sweeps of docs/catalogue.md).
 
 Per study: the answer against the catalogue's choice (:mod:`attnlab.report.sweep_answers`),
+the verdict of its best-trial check (:mod:`attnlab.report.sweep_check`),
 what it cost, the best trial, every trial with its W&B run, and the figures the sweep stage
 drew (Optuna's importances and parallel coordinates first). The catalogue's choice comes
 from the report's params (``sweeps``: the study's variant and that variant's own value of
@@ -15,6 +16,7 @@ from attnlab.report import figures
 from attnlab.report.content import Cell, Image, Section, Table, cell, params_line
 from attnlab.report.results import Results, Sweep
 from attnlab.report.sweep_answers import Choice, Trial, answer, cost, read_trials
+from attnlab.report.sweep_check import check_table, check_verdict
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
@@ -72,7 +74,8 @@ def sweeps(results: Results, section: Section) -> None:
             section.protocol += [(f"{study}: {k}", cell(v)) for k, v in _flat(recorded).items()]
         section.protocol.append((f"{study}: cost", cost(sweep.best)))
         trials = read_trials(sweep.trials)
-        found = answer(trials, choice_of(results, study, sweep))
+        choice = choice_of(results, study, sweep)
+        found = answer(trials, choice)
         section.tables.append(
             Table(
                 f"{study}: the answer against the catalogue's choice",
@@ -81,6 +84,7 @@ def sweeps(results: Results, section: Section) -> None:
                 " ".join(found.rules),
             )
         )
+        section.tables.append(check_table(study, check_verdict(results, study, choice.variant)))
         best = {k: v for k, v in sweep.best.items() if k not in ("protocol", "trials", "cost")}
         if best:
             rows = tuple((k, cell(v)) for k, v in _flat(best).items())

@@ -1,0 +1,64 @@
+"""The verdict of a study's best-trial check: "the sweep's best beats the catalogue's choice".
+
+The ``sweep-check@<study>-<seed>`` stage trains the study's best trial as a normal run under
+every seed, at its variant's full length (``sweep-check/<study>/eval``); the variant's own
+runs are the catalogue's choice (``<variant>/eval``). The claim is decided like every
+trained "beats" of the catalogue (:data:`attnlab.report.trained_claims.BEATS`): paired by
+seed on the 95 % t-interval of the mean log-ratio of their whole-split val/ppl, *holds*
+when the whole interval is below 1, *does not hold* when it is wholly at or above 1 (the
+same configuration trained twice gives exactly 1), *inconclusive* otherwise, and *not run*
+while either side is missing.
+"""
+
+from __future__ import annotations
+
+from attnlab.report.claims import Claim, Verdict, judge
+from attnlab.report.content import Table
+from attnlab.report.render import basis
+from attnlab.report.results import Results
+from attnlab.report.rules import Ref, ratio_in
+from attnlab.report.trained_claims import BEATS
+
+CLAIM = "the sweep's best beats the catalogue's choice"
+READING = (
+    "'beats': lower val/ppl than the catalogue's choice, the whole paired interval below 1, "
+    "as every trained 'beats' of the catalogue"
+)
+
+
+def check_source(study: str) -> str:
+    """The metrics source of study ``study``'s best-trial check (per seed)."""
+    return f"sweep-check/{study}/eval"
+
+
+def best_beats_choice(study: str, variant: str) -> Claim:
+    """The claim for ``study``: its best trial's runs against ``variant``'s, paired by seed."""
+    best = Ref(check_source(study), "val/ppl", "ppl(sweep's best)")
+    choice = Ref(f"{variant}/eval", "val/ppl", f"ppl({variant})")
+    return Claim(
+        f"{study}.check",
+        "sweeps",
+        CLAIM,
+        ratio_in(best, choice, hi=BEATS, strict=True),
+        READING,
+    )
+
+
+def check_verdict(results: Results, study: str, variant: str) -> Verdict:
+    """The claim's verdict from the measured runs (*not run* while either side is missing)."""
+    return judge(best_beats_choice(study, variant), results)
+
+
+def check_table(study: str, verdict: Verdict) -> Table:
+    """The verdict as the sweep section shows it, beside the study's answer."""
+    claim = verdict.claim
+    shown = basis(verdict)
+    status = f"{verdict.status} ({shown})" if shown else verdict.status
+    return Table(
+        f"{study}: the best trial checked under every seed",
+        ("the claim", "test (threshold)", "verdict", "the numbers that decided it"),
+        ((claim.text, claim.rule.test, status, verdict.evidence),),
+        f"{claim.reading}. The best trial's configuration is trained by "
+        f"sweep-check@{study}-<seed> at the variant's full length, under the seeds of params "
+        "seeds, and compared seed by seed with the variant's own runs.",
+    )
