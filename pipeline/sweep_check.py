@@ -39,7 +39,7 @@ def main(
     budget.scale, model, train, bpe.vocab_size, variants (the study's variant),
     sweeps.studies.{study}, trainer, checkpoint, wandb, evaluate; data/tokens/train.parquet
     and val.parquet, data/tokenizer/tokenizer.json; ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE.
-    Writes ({run} is {study}/seed-{seed}): data/sweeps/check/{run}/ (model.pt,
+    Writes: ({run} is {study}/seed-{seed}) data/sweeps/check/{run}/ (model.pt,
     config.json), reports/metrics/sweep-check/{run}/train.json and eval.json (the
     evaluate stage's record, and under `check` the best params against the choice's), and
     reports/curves/sweep-check/{run}/train_loss.csv and val_ppl.csv.
