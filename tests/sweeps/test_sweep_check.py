@@ -98,6 +98,10 @@ def test_repro_trains_the_best_trial_and_measures_it(dvc_project):
     )
     assert math.isfinite(record["val/ppl"]) and record["seed"] == seed
     assert record["check"]["best_params"] == best["params"]
+    # The first seed is the root seed the trials ran under, and the study's budget is 1.0:
+    # the check is the best trial itself, trained again, so it scores what the trial did.
+    assert seed == REAL_PARAMS["seed"]
+    assert record["val/ppl"] == pytest.approx(best["val/ppl"], rel=1e-3)
     trained = json.loads(
         (root / f"reports/metrics/sweep-check/dk/seed-{seed}/train.json").read_text()
     )
