@@ -6,8 +6,8 @@ runs are the catalogue's choice (``<variant>/eval``). The claim is decided like 
 trained "beats" of the catalogue (:data:`attnlab.report.trained_claims.BEATS`): paired by
 seed on the 95 % t-interval of the mean log-ratio of their whole-split val/ppl, *holds*
 when the whole interval is below 1, *does not hold* when it is wholly at or above 1 (the
-same configuration trained twice gives exactly 1), *inconclusive* otherwise, and *not run*
-while either side is missing.
+same configuration trained twice gives exactly 1 where training is deterministic, as on
+the CPU), *inconclusive* otherwise, and *not run* while either side is missing.
 """
 
 from __future__ import annotations
