@@ -5,6 +5,7 @@ and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not c
 """
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import lightning.pytorch as pl
 import torch
@@ -14,6 +15,9 @@ from torch.utils.data import DataLoader
 from attnlab.data.tokens import read_tokens
 from attnlab.training.data import StepBatches
 
+if TYPE_CHECKING:
+    from attnlab.training.runs import TrainJob
+
 
 class TokenWindows(pl.LightningDataModule):
     """The train split as a stream of seeded step batches, resumable at any step.
@@ -22,6 +26,18 @@ class TokenWindows(pl.LightningDataModule):
     the restored ``trainer.global_step``; each batch carries its step, and the task checks
     it against the step it is about to take.
     """
+
+    @classmethod
+    def for_job(cls, job: "TrainJob", train_tokens: Path) -> "TokenWindows":
+        """P0's batches: random windows of the train split, drawn from the run's data seed."""
+        return cls(
+            train_tokens,
+            job.variant.model.block_size,
+            job.variant.train.batch_size,
+            job.data_seed,
+            job.steps,
+            job.trainer.num_workers,
+        )
 
     def __init__(
         self,

@@ -162,18 +162,6 @@ def _lightning_trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) 
     )
 
 
-def _token_windows(job: TrainJob, train_tokens: Path) -> TokenWindows:
-    """P0's batches: random windows of the train split, drawn from the run's data seed."""
-    return TokenWindows(
-        train_tokens,
-        job.variant.model.block_size,
-        job.variant.train.batch_size,
-        job.data_seed,
-        job.steps,
-        job.trainer.num_workers,
-    )
-
-
 def _device(trainer: pl.Trainer) -> str:
     device = trainer.strategy.root_device
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else None
@@ -267,7 +255,7 @@ class _Run:
 def _train(call: _Run) -> TrainResult:
     job, folder, digest = call.job, call.folder, call.digest
     # The init seed draws the weights below, then dropout (the global RNG, after init);
-    # the batches draw from the data seed alone (_token_windows, or the caller's data).
+    # the batches draw from the data seed alone (TokenWindows.for_job, or the caller's data).
     pl.seed_everything(job.init_seed, verbose=False)
     torch.set_float32_matmul_precision(job.trainer.matmul_precision)
     model = LanguageModel(job.variant.model)
@@ -275,7 +263,7 @@ def _train(call: _Run) -> TrainResult:
     task = LanguageModelTask(
         model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
     )
-    data = call.data if call.data is not None else _token_windows(job, call.train_tokens)
+    data = call.data if call.data is not None else TokenWindows.for_job(job, call.train_tokens)
     curve = LossCurve(job.trainer.log_every_n_steps)
     every = job.checkpoint.every_n_train_steps
     saving = [PeriodicCheckpoint(folder, every, digest)]
