@@ -5,6 +5,8 @@ hundred times in a ``dvc repro`` of several seeds; Lightning alone costs each 3-
 stage script runs ``--help`` in a fresh interpreter, which imports everything the stage
 imports, and reports which of the training stack it loaded. The train stage must load it,
 so the probe can tell. The sweep stage trains, but its ``--help`` loads none of it either.
+The stages that build no model (download, bpe, report) do not even import torch: the params
+loader validates model configs without it.
 """
 
 import importlib
@@ -17,6 +19,7 @@ from types import ModuleType
 import pytest
 
 import attnlab.evaluation
+import attnlab.models
 import attnlab.training
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,11 +35,12 @@ except SystemExit:
 print("LOADED", *sorted(m for m in {stack!r} if m in sys.modules))
 """
 READERS = ["evaluate", "winograd_score", "winograd_maps", "report", "probes"]
+BUILD_NO_MODEL = ["download", "bpe", "report"]  # they validate every variant's config
 
 
-def _loaded_by(script: str) -> tuple[str, list[str]]:
+def _loaded_by(script: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[str, list[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(stack=TRAINING_STACK), f"pipeline/{script}.py"],
+        [sys.executable, "-c", PROBE.format(stack=stack), f"pipeline/{script}.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -53,6 +57,13 @@ def test_a_stage_that_never_trains_loads_no_training_stack(script):
     assert loaded == []
 
 
+@pytest.mark.parametrize("script", BUILD_NO_MODEL)
+def test_a_stage_that_builds_no_model_loads_no_torch(script):
+    help_text, loaded = _loaded_by(script, stack=("torch",))
+    assert "Reads:" in help_text
+    assert loaded == []
+
+
 def test_the_sweep_stage_answers_help_before_loading_its_stack():
     help_text, loaded = _loaded_by("sweep")
     assert "Reads:" in help_text and loaded == []
@@ -64,7 +75,7 @@ def test_the_train_stage_still_loads_lightning_and_wandb():
 
 
 @pytest.mark.parametrize(
-    "package", [attnlab.training, attnlab.evaluation], ids=lambda p: p.__name__
+    "package", [attnlab.training, attnlab.evaluation, attnlab.models], ids=lambda p: p.__name__
 )
 def test_every_export_resolves_and_no_submodule_hides_one(package):
     # Importing a submodule sets the package attribute of its name: an export of the same
