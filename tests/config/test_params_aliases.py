@@ -1,0 +1,82 @@
+"""Each configuration is trained once: a row that is the same run as a variant is an alias.
+
+The loader refuses an alias it cannot resolve to one trained variant, naming the key, and
+no two variants may resolve to the same run (the fingerprint its checkpoint folder uses):
+a future duplicate must become an alias.
+"""
+
+import copy
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attnlab.config import load_params, parse_params
+from attnlab.errors import ParamsError
+from attnlab.training import TrainJob, fingerprint
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def _error(edit) -> str:
+    params = copy.deepcopy(PARAMS)
+    edit(params)
+    with pytest.raises(ParamsError) as caught:
+        parse_params(params)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda p: p["aliases"].update({"depth-1": "ladder-nope"}),
+            "aliases.depth-1: no variant 'ladder-nope' to share; known: depth-2, dk-1024",
+        ),
+        (
+            lambda p: p["variants"].update({"depth-1": {}}),
+            "aliases.depth-1: also a key of variants; an alias has no knobs of its own",
+        ),
+        (
+            lambda p: p["aliases"].update({"depth-one": "depth-1"}),
+            "aliases.depth-one: 'depth-1' is itself an alias (of ladder-layernorm); name the "
+            "trained variant: ladder-layernorm",
+        ),
+        (
+            lambda p: p["aliases"].update({"Depth_1": "ladder-layernorm"}),
+            "aliases.Depth_1: expected a kebab-case <experiment>-<row> name",
+        ),
+        (lambda p: p["aliases"].update({"depth-3": 3}), "aliases.depth-3: Input should be"),
+        (lambda p: p.pop("aliases"), "aliases: required key is missing"),
+    ],
+)
+def test_a_bad_alias_is_refused_naming_its_key(edit, expected):
+    assert expected in _error(edit)
+
+
+def test_an_alias_has_no_runs_of_its_own():
+    params = parse_params(PARAMS)
+    with pytest.raises(ParamsError, match=r"variants.depth-1: an alias of ladder-layernorm"):
+        params.variant("depth-1")  # what the train and evaluate stages resolve first
+    assert params.aliases_of("ladder-layernorm") == ("dk-block-32-scaled", "depth-1")
+    # The shared run is measured for every experiment that reads it: E08's score stats.
+    assert params.experiments_reading("ladder-layernorm") == ("ladder", "dk", "depth")
+    assert params.evaluate.measurements_for(*params.experiments_reading("ladder-layernorm")) == (
+        "score_stats",
+    )
+    assert params.experiments_reading("ladder-mlp") == ("ladder",)
+
+
+def test_no_two_variants_are_the_same_run(tmp_path):
+    """The checkpoint fingerprint hashes everything that changes the weights: one per run."""
+    params = load_params(ROOT / "params.yaml")
+    tokens = tmp_path / "train.parquet"  # the same bytes for every variant: only the
+    tokens.write_bytes(b"tokens")  # configuration can tell two runs apart
+    runs = defaultdict(list)
+    for name in params.variants:
+        job = TrainJob.from_params(params, name, params.seeds[0])
+        runs[fingerprint(job, tokens)].append(name)
+    same = [names for names in runs.values() if len(names) > 1]
+    assert same == [], f"the same run under two names (make all but one an alias): {same}"
