@@ -6,6 +6,7 @@ a future duplicate must become an alias.
 """
 
 import copy
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 import yaml
 
 from attnlab.config import load_params, parse_params
-from attnlab.errors import ParamsError
+from attnlab.errors import AttnlabError, ParamsError
+from attnlab.fanout.experiment import apply_params
 from attnlab.training import TrainJob, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +82,22 @@ def test_no_two_variants_are_the_same_run(tmp_path):
         runs[fingerprint(job, tokens)].append(name)
     same = [names for names in runs.values() if len(names) > 1]
     assert same == [], f"the same run under two names (make all but one an alias): {same}"
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        # DVC itself refuses a key params.yaml does not hold ...
+        ("variants.depth-1.model.n_layer=2", "Invalid `--set-param` value"),
+        # ... and the loader an added one that would give the alias knobs of its own.
+        ("+variants.depth-1.model.n_layer=2", "aliases.depth-1: also a key of variants"),
+    ],
+)
+def test_setting_an_alias_knob_is_refused_and_params_stay_as_they_were(
+    tmp_path, override, expected
+):
+    """``attnlab repro -S`` applies an override with DVC's own code, then loads the result."""
+    (tmp_path / "params.yaml").write_bytes((ROOT / "params.yaml").read_bytes())
+    with pytest.raises(AttnlabError, match=re.escape(expected)):
+        apply_params(tmp_path, [override])
+    assert (tmp_path / "params.yaml").read_bytes() == (ROOT / "params.yaml").read_bytes()
