@@ -52,7 +52,9 @@ def test_an_alias_row_reads_its_variants_metrics_and_curves(tmp_path):
 
 def test_the_variants_evaluation_carries_its_aliases_measurements(tmp_path):
     reports = write_run(tmp_path / "reports", only={"ladder"})
-    assert any(key.startswith("trained/scores/std/") for key in _eval(reports, "ladder-layernorm", 1))
+    assert any(
+        key.startswith("trained/scores/std/") for key in _eval(reports, "ladder-layernorm", 1)
+    )
     e09 = _section(build_report(inputs(reports)).markdown, "E09")
     assert "| dk-block-32-scaled | 32 | yes |" in e09  # E09's row of the d_k = 32 head
 
@@ -84,6 +86,8 @@ def test_without_the_alias_the_row_is_not_run(tmp_path):
     """The alias is what fills the row: with no aliases, nothing is trained as depth-1."""
     reports = write_run(tmp_path / "reports", only={"ladder", "depth"})
     bare = inputs(reports)
-    bare = type(bare)(bare.metrics, bare.curves, bare.tables, bare.figures, bare.sweeps, bare.params)
+    bare = type(bare)(
+        bare.metrics, bare.curves, bare.tables, bare.figures, bare.sweeps, bare.params
+    )
     verdicts = {v.claim.id: v.status for v in build_report(bare).verdicts}
     assert verdicts["E18.2"] == NOT_RUN and HOLDS in verdicts.values()
