@@ -1,11 +1,10 @@
 """Each configuration is trained once: a row that is the same run as a variant is an alias.
 
-The loader refuses an alias it cannot resolve to one trained variant, naming the key, and
-no two variants may resolve to the same run (the fingerprint its checkpoint folder uses):
-a future duplicate must become an alias.
+An alias has no runs and no knobs of its own (the loader's refusals of a bad alias are in
+test_params_loader), and no two variants may resolve to the same run (the fingerprint its
+checkpoint folder uses): a future duplicate must become an alias.
 """
 
-import copy
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -20,42 +19,6 @@ from attnlab.training import TrainJob, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
-
-
-def _error(edit) -> str:
-    params = copy.deepcopy(PARAMS)
-    edit(params)
-    with pytest.raises(ParamsError) as caught:
-        parse_params(params)
-    return str(caught.value)
-
-
-@pytest.mark.parametrize(
-    ("edit", "expected"),
-    [
-        (
-            lambda p: p["aliases"].update({"depth-1": "ladder-nope"}),
-            "aliases.depth-1: no variant 'ladder-nope' to share; known: depth-2, dk-1024",
-        ),
-        (
-            lambda p: p["variants"].update({"depth-1": {}}),
-            "aliases.depth-1: also a key of variants; an alias has no knobs of its own",
-        ),
-        (
-            lambda p: p["aliases"].update({"depth-one": "depth-1"}),
-            "aliases.depth-one: 'depth-1' is itself an alias (of ladder-layernorm); name the "
-            "trained variant: ladder-layernorm",
-        ),
-        (
-            lambda p: p["aliases"].update({"Depth_1": "ladder-layernorm"}),
-            "aliases.Depth_1: expected a kebab-case <experiment>-<row> name",
-        ),
-        (lambda p: p["aliases"].update({"depth-3": 3}), "aliases.depth-3: Input should be"),
-        (lambda p: p.pop("aliases"), "aliases: required key is missing"),
-    ],
-)
-def test_a_bad_alias_is_refused_naming_its_key(edit, expected):
-    assert expected in _error(edit)
 
 
 def test_an_alias_has_no_runs_of_its_own():
