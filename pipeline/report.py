@@ -33,7 +33,8 @@ def main(
     Reads: params seed and budget.scale (shown as the protocol where a metrics file does
     not record them); each study of sweeps.studies, its variant resolved from variants,
     model and train (the catalogue's choice the sweep section answers against); wandb
-    (entity and project: the trials' W&B links); everything under reports/metrics,
+    (entity and project: the trials' W&B links); aliases (a row that reads its variant's
+    files, said so in its experiment's protocol); everything under reports/metrics,
     reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
     folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
@@ -59,6 +60,7 @@ def main(
                 for key, study in loaded.sweeps.studies.items()
             },
         },
+        aliases=dict(loaded.aliases),
     )
     report = build_report(inputs)
     OUTPUTS["index"].write_text(report.index_html, encoding="utf-8")

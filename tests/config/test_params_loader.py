@@ -70,6 +70,26 @@ def test_the_real_params_file_loads_and_resolves_every_variant():
             "variants.norm-pre.train.lr: Input should be a valid number",
         ),
         (lambda p: p["variants"].update({"Bad_Name": {}}), "variants.Bad_Name"),
+        # An alias (a row that is the same run as a variant) must name one trained variant.
+        (
+            lambda p: p["aliases"].update({"depth-1": "ladder-nope"}),
+            "aliases.depth-1: no variant 'ladder-nope' to share; known: depth-2, dk-1024",
+        ),
+        (
+            lambda p: p["variants"].update({"depth-1": {}}),
+            "aliases.depth-1: also a key of variants; an alias has no knobs of its own",
+        ),
+        (
+            lambda p: p["aliases"].update({"depth-one": "depth-1"}),
+            "aliases.depth-one: 'depth-1' is itself an alias (of ladder-layernorm); name the "
+            "trained variant: ladder-layernorm",
+        ),
+        (
+            lambda p: p["aliases"].update({"Depth_1": "ladder-layernorm"}),
+            "aliases.Depth_1: expected a kebab-case <experiment>-<row> name",
+        ),
+        (lambda p: p["aliases"].update({"depth-3": 3}), "aliases.depth-3: Input should be"),
+        (lambda p: p.pop("aliases"), "aliases: required key is missing"),
     ],
 )
 def test_a_bad_value_is_rejected_naming_its_key(edit, expected):

@@ -45,4 +45,4 @@ def test_the_catalogues_fixed_points():
     assert counts["ladder-four-heads"] - counts["ladder-head-residual"] == 16_512
     assert counts["ladder-layernorm"] - counts["ladder-mlp"] == 768
     assert counts["ladder-layernorm"] == 477_696
-    assert counts["depth-1"] == counts["ladder-layernorm"]
+    assert PARAMS.aliases["depth-1"] == "ladder-layernorm"  # E18's one block is P0's block

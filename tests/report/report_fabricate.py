@@ -2,7 +2,8 @@
 
 ``write_run`` lays out what a tiny-budget ``dvc repro`` leaves under ``reports/``: every
 variant of params.yaml trained and evaluated under each of :data:`SEEDS` (one folder or
-file per seed, ``seed-<s>``), the probes, the cost table, the Winograd models with their
+file per seed, ``seed-<s>``; an alias row has none, its variant's evaluation holds its
+experiment's measurements too), the probes, the cost table, the Winograd models with their
 maps, and one sweep. The numbers are made up but shaped like real ones, each seed a little
 off the others; ``only`` keeps a subset (a partial run).
 """
@@ -19,7 +20,9 @@ from attnlab.report import ReportInputs
 from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = list(yaml.safe_load((ROOT / "params.yaml").read_text())["variants"])
+_CATALOGUE = yaml.safe_load((ROOT / "params.yaml").read_text())
+VARIANTS = list(_CATALOGUE["variants"])
+ALIASES: dict[str, str] = _CATALOGUE["aliases"]
 PARAMS = {
     "seed": 1337,
     "budget": {"scale": 0.002},
@@ -43,6 +46,7 @@ def inputs(reports: Path) -> ReportInputs:
         reports / "figures",
         reports / "sweeps",
         PARAMS,
+        ALIASES,
     )
 
 
@@ -59,8 +63,14 @@ def _rows(path: Path, rows: list[dict], delimiter: str = "\t") -> None:
         writer.writerows(rows)
 
 
+def _experiments_reading(name: str) -> set[str]:
+    """The experiment words whose rows read variant ``name``'s runs: its own, its aliases'."""
+    return {row.split("-")[0] for row in (name, *(a for a, v in ALIASES.items() if v == name))}
+
+
 def _variant(reports: Path, name: str, i: int, seed: int) -> None:
     ppl = (300.0 + 7.0 * i) * jitter(seed, i)
+    experiments = _experiments_reading(name)
     _json(
         reports / f"metrics/{name}/seed-{seed}/train.json",
         {
@@ -81,14 +91,14 @@ def _variant(reports: Path, name: str, i: int, seed: int) -> None:
         "protocol": {"perplexity": "every validation token scored once."},
         "seed": seed,
     }
-    if name.startswith("positions-"):
+    if "positions" in experiments:
         record.update({f"val/ppl@{n}": ppl * (1 + n / 640) for n in (64, 128, 256)})
-    if name.startswith("dk-"):
+    if "dk" in experiments:
         for when, spread in (("init", 1.0), ("trained", 3.0)):
             record[f"{when}/scores/std/block_00/head_00"] = spread * (1 + i)
             record[f"{when}/attn/entropy/block_00/head_00"] = 2.0 / spread
             record[f"{when}/attn/onehot_frac/block_00/head_00"] = 0.05 * spread
-    if name.startswith("norm-"):
+    if "norm" in experiments:
         norms = [0.1 * (1 + b) ** (1.5 if "post" in name else 0.2) for b in range(12)]
         record.update({f"grad_norm/block_{b:02d}": n for b, n in enumerate(norms)})
         record["grad_norm/ratio_last_first"] = norms[-1] / norms[0]

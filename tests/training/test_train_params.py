@@ -67,6 +67,14 @@ def test_an_unknown_variant_is_named(stage_project):
     assert "variants.ladder-nope: no such variant" in failed.stderr
 
 
+def test_an_alias_trains_nothing_and_names_the_run_it_reads(stage_project):
+    project = stage_project("alias", shrunk_params())
+    failed = project.run("depth-1")
+    assert failed.returncode == 2
+    assert "variants.depth-1: an alias of ladder-layernorm (aliases.depth-1)" in failed.stderr
+    assert sorted(p.name for p in project.root.iterdir()) == ["data", "params.yaml"]
+
+
 def test_a_batch_that_does_not_split_across_processes_is_refused(train_in_process):
     params = shrunk_params(trainer={"devices": 3, "strategy": "ddp"}, train={"batch_size": 8})
     with pytest.raises(ParamsError, match="batch_size: 8 windows do not split evenly across 3"):

@@ -3,7 +3,8 @@
 Which extra measurements a variant gets is data: ``measurements`` maps an experiment (the
 first word of a variant's name, ``positions`` of ``positions-rope``) to the measurements
 of :mod:`attnlab.evaluation.report` that experiment needs. Every variant also gets
-``val/ppl``, ``train/ppl`` and its parameters per component.
+``val/ppl``, ``train/ppl`` and its parameters per component. A run that rows of other
+experiments read (their ``aliases``) gets their measurements too.
 """
 
 from typing import Annotated, Literal
@@ -48,6 +49,7 @@ class EvaluateParams(Section):
     stats_windows: PositiveInt
     curve: CurveParams
 
-    def measurements_for(self, experiment: str) -> tuple[str, ...]:
-        """The extra measurements of ``experiment`` (none if it is not listed)."""
-        return tuple(self.measurements.get(experiment, ()))
+    def measurements_for(self, *experiments: str) -> tuple[str, ...]:
+        """The extra measurements of ``experiments``, each once (none for one not listed)."""
+        found = (m for experiment in experiments for m in self.measurements.get(experiment, ()))
+        return tuple(dict.fromkeys(found))

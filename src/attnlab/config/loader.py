@@ -19,7 +19,9 @@ from attnlab.config.variants import (
     Variant,
     VariantOverrides,
     build_model_config,
+    check_aliases,
     check_variant_name,
+    experiment_of,
     resolve_variant,
 )
 from attnlab.config.winograd import WinogradParams
@@ -44,6 +46,7 @@ class Params(Section):
     model: dict[str, Any]
     train: TrainParams
     variants: dict[str, VariantOverrides]
+    aliases: dict[str, str]
     evaluate: EvaluateParams
     trainer: TrainerParams
     checkpoint: CheckpointParams
@@ -83,6 +86,11 @@ class Params(Section):
         return self
 
     @model_validator(mode="after")
+    def _check_aliases(self) -> "Params":
+        check_aliases(self.aliases, self.variants)
+        return self
+
+    @model_validator(mode="after")
     def _check_every_study(self) -> "Params":
         # Every point of every search space must build a valid variant: a bad space
         # fails here, naming its key, before any study starts a trial.
@@ -94,12 +102,32 @@ class Params(Section):
         """The resolved variant called ``name``.
 
         Raises:
-            ParamsError: no variant has that name (the message lists the known ones).
+            ParamsError: no variant has that name (the message lists the known ones), or
+                the name is an alias, which trains and measures nothing of its own.
         """
+        if name in self.aliases:
+            raise ParamsError(
+                f"variants.{name}: an alias of {self.aliases[name]} (aliases.{name}): it has "
+                f"no runs of its own and reads {self.aliases[name]}'s"
+            )
         if name not in self._resolved:
             known = ", ".join(sorted(self._resolved))
             raise ParamsError(f"variants.{name}: no such variant; known: {known}")
         return self._resolved[name]
+
+    def aliases_of(self, name: str) -> tuple[str, ...]:
+        """The aliases whose rows read variant ``name``'s runs, in params order."""
+        return tuple(alias for alias, shared in self.aliases.items() if shared == name)
+
+    def experiments_reading(self, name: str) -> tuple[str, ...]:
+        """The experiments whose rows read variant ``name``'s runs: its own, then its aliases'.
+
+        The evaluate stage measures a run for all of them (E08's score statistics of the
+        d_k = 32 row are measured on ``ladder-layernorm``, the run that row reads).
+        """
+        own = self.variant(name).experiment  # an unknown name or an alias: ParamsError
+        found = (own, *map(experiment_of, self.aliases_of(name)))
+        return tuple(dict.fromkeys(found))
 
 
 def _key(loc: tuple[int | str, ...]) -> str:

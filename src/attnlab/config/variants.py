@@ -4,7 +4,10 @@ Every trained row of docs/catalogue.md (E02, E08, E11, E13, E18) is an entry of
 ``variants`` in params.yaml named ``<experiment>-<row>``; it overrides the P0 defaults of
 ``model`` and ``train``. :func:`resolve_variant` turns one entry into the objects training
 needs, and the loader resolves every entry up front, so a bad override fails before any
-stage does work.
+stage does work. A row that is the same run as another experiment's (P0's block is E02's
+last row, E08's d_k = 32 divided row and E18's one block) is an entry of ``aliases``
+instead, naming the variant whose runs it reads: it trains nothing of its own
+(:func:`check_aliases`).
 """
 
 import dataclasses
@@ -82,14 +85,50 @@ class Variant:
     @property
     def experiment(self) -> str:
         """The experiment group: the name's first word (``ladder`` of ``ladder-mlp``)."""
-        return self.name.split("-", 1)[0]
+        return experiment_of(self.name)
 
 
-def check_variant_name(name: str) -> str:
-    """Variant names are kebab-case ``<experiment>-<row>``: they key stages and paths."""
+def experiment_of(name: str) -> str:
+    """The experiment group of a variant or alias name: its first word."""
+    return name.split("-", 1)[0]
+
+
+def check_variant_name(name: str, section: str = "variants") -> str:
+    """Variant names are kebab-case ``<experiment>-<row>``: they key stages and paths.
+
+    ``section`` is where the name is a key (``variants``, or ``aliases`` for an alias).
+    """
     if not _VARIANT_NAME.fullmatch(name):
-        raise ValueError(f"variants.{name}: expected a kebab-case <experiment>-<row> name")
+        raise ValueError(f"{section}.{name}: expected a kebab-case <experiment>-<row> name")
     return name
+
+
+def check_aliases(aliases: dict[str, str], variants: dict[str, VariantOverrides]) -> None:
+    """Every alias names a trained variant, is not one itself, and is no link of a chain.
+
+    An alias is a row that is the same run as a variant: it has no knobs of its own, no
+    stages, and reads that variant's models and metrics. Each name has one meaning, so an
+    alias that is also a key of ``variants`` is refused, and so is an alias of an alias
+    (its rows would read a run nobody trains under that name).
+
+    Raises:
+        ValueError: naming ``aliases.<name>`` and what to write instead.
+    """
+    for alias, shared in aliases.items():
+        check_variant_name(alias, "aliases")
+        if alias in variants:
+            raise ValueError(
+                f"aliases.{alias}: also a key of variants; an alias has no knobs of its own "
+                f"(it reads {shared}'s runs): remove one of the two"
+            )
+        if shared in aliases:
+            raise ValueError(
+                f"aliases.{alias}: {shared!r} is itself an alias (of {aliases[shared]}); "
+                f"name the trained variant: {aliases[shared]}"
+            )
+        if shared not in variants:
+            known = ", ".join(sorted(variants))
+            raise ValueError(f"aliases.{alias}: no variant {shared!r} to share; known: {known}")
 
 
 def build_model_config(values: dict[str, Any], key: str) -> ModelConfig:

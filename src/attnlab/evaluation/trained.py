@@ -9,6 +9,7 @@ bits per byte, the parameter counts, and the extras its experiment lists).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ def evaluate_trained(
     root_seed: int,
     tokens: Path,
     tokenizer: Path,
+    experiments: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Measure the run saved in ``folder``: the evaluate stage's whole record, timed.
 
@@ -48,6 +50,8 @@ def evaluate_trained(
         root_seed: Params ``seed`` (E09's windows, E11's batch: the same for every run).
         tokens: The folder of ``train.parquet`` and ``val.parquet``.
         tokenizer: The tokenizer (the bytes of each token, for the bits per byte).
+        experiments: Other experiments whose rows read this run (its aliases',
+            ``Params.experiments_reading``): their measurements run too.
 
     Returns:
         The run's seeds, :func:`evaluate_variant`'s measurements and ``wall_s``.
@@ -73,10 +77,8 @@ def evaluate_trained(
         train_batch_size=trained.variant.train.batch_size,
         token_bytes=token_byte_lengths(tokenizer),
     )
+    extra = evaluate.measurements_for(trained.variant.experiment, *experiments)
     began = time.perf_counter()
-    record = {
-        **trained.seeds,
-        **evaluate_variant(inputs, evaluate.measurements_for(trained.variant.experiment)),
-    }
+    record = {**trained.seeds, **evaluate_variant(inputs, extra)}
     record["wall_s"] = round(time.perf_counter() - began, 3)
     return record

@@ -177,7 +177,7 @@ def judge(claim: Claim, results: Results) -> Verdict:
     values = {ref: ref.get(results) for ref in claim.rule.needs}
     missing = [ref for ref, value in values.items() if value is None]
     if missing:
-        shown = "; ".join(f"{ref.label} ({ref.where()})" for ref in missing)
+        shown = "; ".join(f"{ref.label} ({ref.where(results)})" for ref in missing)
         return Verdict(claim, NOT_RUN, f"missing: {shown}")
     try:
         outcome: Outcome = claim.rule.decide(values)

@@ -8,7 +8,8 @@ the pipeline's only metrics: each trained variant's whole-split ``val/ppl`` (and
 study's best ``val/ppl``, and the tally of claim verdicts. A trained value is its mean over
 seeds, beside one ``n`` column (the seeds it averages); the spread and the per-seed
 values are in ``reports/summary/`` (:mod:`attnlab.report.summary`). Tables and strings
-stay out.
+stay out, and so does an alias row (params ``aliases``): its numbers are its variant's,
+listed once under the variant's name.
 """
 
 from typing import Any

@@ -24,15 +24,14 @@ def protocol(
     runs = {
         (v, seed): record
         for v in variants
-        for seed, record in results.metrics.get(train.format(v), {}).items()
+        for seed, record in results.runs(train.format(v)).items()
     }
-    evals = [
-        record
-        for v in variants
-        for record in results.metrics.get(evaluation.format(v), {}).values()
-    ]
+    evals = [record for v in variants for record in results.runs(evaluation.format(v)).values()]
     trained = {v for v, _ in runs}
     lines = [("rows trained", f"{len(trained)} of {len(variants)}")]
+    shared = [f"{v}: same run as {results.aliases[v]}" for v in variants if v in results.aliases]
+    if shared:
+        lines.append(("shared runs (params aliases)", "; ".join(shared)))
     if not runs and not evals:
         return lines
 
@@ -108,4 +107,4 @@ def provenance(runs: dict[tuple[str, Seed], dict]) -> str:
 
 def measured(results: Results, variants: Sequence[str]) -> bool:
     """Whether any of ``variants`` was trained or evaluated."""
-    return any(f"{v}/{k}" in results.metrics for v in variants for k in ("train", "eval"))
+    return any(results.runs(f"{v}/{k}") for v in variants for k in ("train", "eval"))

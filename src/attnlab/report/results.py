@@ -7,7 +7,9 @@ seed: a ``seed-<s>`` segment of the path, a folder (``ladder-mlp/seed-1/eval.jso
 file's own name (``winograd/leaky-average/seed-1.json``), makes it seed ``s`` of the source
 the rest of the path names (``ladder-mlp/eval``, ``winograd/leaky-average``). Every
 lookup answers per seed, ``{seed: value}``; a file without a seed segment is one value
-recorded once (seed ``None``). Nothing here knows which experiment a file belongs to;
+recorded once (seed ``None``). A row that is an alias (params ``aliases``: the same run
+as a variant) has no files of its own: every lookup of ``depth-1/eval`` reads the variant's
+``ladder-layernorm/eval``. Nothing here knows which experiment a file belongs to;
 :mod:`attnlab.report.sections` does. A file that cannot be read becomes a line in
 :attr:`Results.problems` instead of an exception: a half-finished run still gets its report.
 """
@@ -44,6 +46,7 @@ class ReportInputs:
             lines a metrics file does not record itself), ``wandb`` (``entity``,
             ``project``: the trials' links) and ``sweeps`` (per study its ``variant`` and
             ``choice``, that variant's value of every searched axis).
+        aliases: params ``aliases``: each alias row and the variant whose runs it reads.
     """
 
     metrics: Path
@@ -52,6 +55,7 @@ class ReportInputs:
     figures: Path
     sweeps: Path
     params: dict[str, Any] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ class Results:
     """The measurements found on disk; every lookup answers ``None`` for what is absent.
 
     ``metrics`` and ``curves`` hold one entry per seed of each source
-    (``metrics["ladder-mlp/eval"][1]`` is seed 1's record).
+    (``metrics["ladder-mlp/eval"][1]`` is seed 1's record), as found on disk; the lookups
+    below read an alias row's source (``aliases``: row -> variant) from its variant's.
     """
 
     metrics: dict[str, Runs] = field(default_factory=dict)
@@ -79,15 +84,29 @@ class Results:
     sweeps: dict[str, Sweep] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, source: str) -> str:
+        """``source`` with an alias row replaced by its variant (``depth-1/eval`` -> its runs').
+
+        Any other source is itself.
+        """
+        row, slash, rest = source.partition("/")
+        return self.aliases.get(row, row) + slash + rest
+
+    def runs(self, source: str) -> Runs:
+        """The per-seed records of ``source`` (an alias row's are its variant's); {} if none."""
+        return self.metrics.get(self.resolve(source), {})
 
     def record(self, source: str) -> dict[str, Any]:
         """Every key of ``source`` with its first seed's value (strings, keys, nested records).
 
         Empty when ``source`` was not measured.
         """
+        runs = self.runs(source)
         merged: dict[str, Any] = {}
-        for seed in _seed_order(self.metrics.get(source, {})):
-            for key, value in self.metrics[source][seed].items():
+        for seed in _seed_order(runs):
+            for key, value in runs[seed].items():
                 merged.setdefault(key, value)
         return merged
 
@@ -97,7 +116,7 @@ class Results:
         ``key`` ending in ``*`` is, per seed, the mean over every numeric key with that
         prefix (``trained/scores/std/*``: the mean over blocks and heads).
         """
-        runs = self.metrics.get(source, {})
+        runs = self.runs(source)
         found = {seed: _lookup(runs[seed], key) for seed in _seed_order(runs)}
         return {seed: value for seed, value in found.items() if value is not None}
 
@@ -121,6 +140,7 @@ class Results:
         ``column`` is the CSV's value column; a ``loss`` column is named ``train/loss``.
         Empty when no such curve was drawn.
         """
+        owner = self.resolve(owner)
         for name in sorted(self.curves):
             if name == owner or name.startswith(f"{owner}/"):
                 runs = self.curves[name]
@@ -160,7 +180,7 @@ def _number(value: Any) -> float | None:
 
 def load_results(inputs: ReportInputs) -> Results:
     """Read every measurement under ``inputs``; missing folders are simply empty."""
-    results = Results(params=dict(inputs.params))
+    results = Results(params=dict(inputs.params), aliases=dict(inputs.aliases))
     for path in _files(inputs.metrics, ".json"):
         record = _read(path, results.problems, _json_object)
         if record is not None:
@@ -173,6 +193,8 @@ def load_results(inputs: ReportInputs) -> Results:
             results.curves.setdefault(owner, {})[seed] = {curve[0]: curve[1]}
     _drop_unseeded_beside_seeded(results.metrics, "metrics", results.problems)
     _drop_unseeded_beside_seeded(results.curves, "curves", results.problems)
+    for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
+        _drop_alias_files(found, kind, results.aliases, results.problems)
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:
@@ -203,6 +225,23 @@ def _drop_unseeded_beside_seeded(found: dict[str, dict], kind: str, problems: li
                 f"{kind} {source}: a file without a seed beside per-seed files, "
                 "ignored (a stale record of the layout before seeds?)"
             )
+
+
+def _drop_alias_files(
+    found: dict[str, dict], kind: str, aliases: dict[str, str], problems: list[str]
+) -> None:
+    """An alias row's own files are dropped: its rows read its variant's runs.
+
+    They are a stale record of before the alias (each run is trained once); read beside
+    the variant's they would count the same configuration twice, or disagree with it.
+    """
+    for source in [s for s in found if s.partition("/")[0] in aliases]:
+        del found[source]
+        row = source.partition("/")[0]
+        problems.append(
+            f"{kind} {source}: ignored, {row} is an alias of {aliases[row]} and reads its "
+            "runs (a stale record of before the alias?)"
+        )
 
 
 def _files(folder: Path, suffix: str) -> list[Path]:

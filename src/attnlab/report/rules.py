@@ -52,9 +52,9 @@ class Ref:
         """The measured values by seed, or ``None`` when it was not measured."""
         return results.per_seed(self.source, self.key) or None
 
-    def where(self) -> str:
-        """Where the value is read from, for a "not run" line."""
-        return f"{self.source}.json: {self.key}"
+    def where(self, results: Results) -> str:
+        """Where the value is read from, for a "not run" line (an alias row's: its variant's)."""
+        return f"{results.resolve(self.source)}.json: {self.key}"
 
 
 @dataclass(frozen=True)
@@ -343,9 +343,9 @@ class EachRef(Ref):
         numbers = {k: v for k, v in found.items() if v}
         return numbers or None
 
-    def where(self) -> str:
+    def where(self, results: Results) -> str:
         """Where the values are read from."""
-        return f"{self.source}.json: {self.key}*"
+        return f"{results.resolve(self.source)}.json: {self.key}*"
 
 
 def each_in_range(ref: EachRef, lo: float, hi: float) -> Rule:

@@ -52,8 +52,8 @@ class MapsRef(Ref):
         """The maps, or ``None``."""
         return read_maps(results, self.source) or None
 
-    def where(self) -> str:
-        """Where the maps are read from."""
+    def where(self, results: Results) -> str:
+        """Where the maps are read from (one file, never an alias's)."""
         return f"the attention maps of {self.source}"
 
 
