@@ -220,7 +220,7 @@ def test_the_warmup_reference_is_rescued_within_5_percent_of_pre_norms_best():
     assert n["reference[0]/rescued"] is True
     assert n["reference[0]/rescued/ratio"] == pytest.approx(41.5 / 40.0)
     assert (
-        "Does 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
         "n_head = 4): trial 0, val/ppl 41.5, is 1.038 times pre-norm's best, trial 1 "
         "(warmup_steps = 0, norm = pre, n_head = 4; val/ppl 40): rescued."
     ) in found.sentences
@@ -239,7 +239,7 @@ def test_a_pruned_warmup_reference_is_not_rescued_and_a_missing_one_not_judged()
     found = answer(pruned, WARMUP_CHOICE, [POST_200])
     assert found.numbers["reference[0]/rescued"] is False
     assert (
-        "Does 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
         "n_head = 4): trial 0 was pruned at step 600 (its val/ppl curve was worse there than "
         "the median of the trials before it), so not rescued."
     ) in found.sentences
@@ -249,7 +249,7 @@ def test_a_pruned_warmup_reference_is_not_rescued_and_a_missing_one_not_judged()
     assert missing.numbers["reference[0]/rescued"] is None
     assert missing.numbers["rescued"] is True  # the sampled post-norm trial at 300 steps
     assert (
-        "Does 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
         "n_head = 4): not run (no trial of the study has its values), so not judged."
     ) in missing.sentences
     no_pre = answer([warm(0, 41.0, 200, "post")], WARMUP_CHOICE, [POST_200])

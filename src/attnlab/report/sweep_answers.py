@@ -262,7 +262,7 @@ def _rescues(
         if values.get("norm") != "post" or int(values.get("warmup_steps", 0)) < RESCUE_WARMUP:
             continue
         asked = (
-            f"Does {values['warmup_steps']} warmup steps rescue post-norm? "
+            f"Do {values['warmup_steps']} warmup steps rescue post-norm? "
             f"Reference {index} ({_values(values)})"
         )
         trial = _reference_trial(trials, values)
