@@ -32,7 +32,8 @@ def main(
 
     Reads: params seed and budget.scale (shown as the protocol where a metrics file does
     not record them); each study of sweeps.studies, its variant resolved from variants,
-    model and train (the catalogue's choice the sweep section answers against); wandb
+    model and train (the catalogue's choice the sweep section answers against), and its
+    references (the story's own choices, run as fixed trials); wandb
     (entity and project: the trials' W&B links); aliases (a row that reads its variant's
     files, said so in its experiment's protocol); everything under reports/metrics,
     reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
@@ -56,6 +57,7 @@ def main(
                 key: {
                     "variant": study.variant,
                     "choice": catalogue_choice(study, loaded.variant(study.variant)),
+                    "references": study.references,
                 }
                 for key, study in loaded.sweeps.studies.items()
             },

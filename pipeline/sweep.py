@@ -62,7 +62,8 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
             "sweeps.workers to 1"
         )
     seed = worker_seed(loaded.seed) if worker else loaded.seed
-    # Created (or replaced, when its definition changed) once, before any worker joins.
+    # Created (or replaced, when its definition changed) once, its reference trials enqueued
+    # first, before any worker joins.
     optuna_study = sweep.open(url, seed, TRAIN_TOKENS, VAL_TOKENS)
     run_root = run_root_from_env()
     first = WorkerJob(

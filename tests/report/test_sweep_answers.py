@@ -4,25 +4,21 @@ import pytest
 from report_fabricate import ROOT
 
 from attnlab.config import catalogue_choice, load_params
-from attnlab.report.sweep_answers import (
-    RESCUE_WARMUP,
-    Choice,
-    Trial,
-    answer,
-    cost,
-    read_trials,
-)
+from attnlab.report.sweep_answers import RESCUE_WARMUP, Choice, answer
+from attnlab.report.sweep_trials import Trial, cost, read_trials
 
 DK_CHOICE = Choice("dk-128-scaled", {"d_head": 128, "scale_scores": True})
 WARMUP_CHOICE = Choice("norm-pre", {"warmup_steps": 0, "norm": "pre", "n_head": 4})
 
 
-def dk(number, value, d_head, divided, state="COMPLETE"):
-    return Trial(number, state, value, {"d_head": d_head, "scale_scores": divided})
+def dk(number, value, d_head, divided, state="COMPLETE", pruned_at=None):
+    params = {"d_head": d_head, "scale_scores": divided}
+    return Trial(number, state, value, params, pruned_at=pruned_at)
 
 
-def warm(number, value, warmup, norm, state="COMPLETE", n_head=4):
-    return Trial(number, state, value, {"warmup_steps": warmup, "norm": norm, "n_head": n_head})
+def warm(number, value, warmup, norm, state="COMPLETE", n_head=4, pruned_at=None):
+    params = {"warmup_steps": warmup, "norm": norm, "n_head": n_head}
+    return Trial(number, state, value, params, pruned_at=pruned_at)
 
 
 def test_the_choice_ranks_among_the_completed_trials_and_pruned_or_failed_ones_do_not_count():
@@ -43,7 +39,7 @@ def test_the_choice_ranks_among_the_completed_trials_and_pruned_or_failed_ones_d
     text = " ".join(found.sentences)
     assert "rank 3 of 4 completed trials" in text and "trial 1, which has its values" in text
     assert "Best with the division: trial 0" in text and "best without: trial 2" in text
-    assert "is near the best" in text
+    assert "The catalogue's choice (d_head = 128, scale_scores = yes) is near the best" in text
 
 
 def test_the_choice_measured_as_its_variant_and_more_than_5_percent_off_is_not_near():
@@ -115,10 +111,13 @@ def test_trials_read_back_from_the_csv_rows_keep_their_types():
          "note": "", "d_head": "46", "scale_scores": "False", "norm": "post"},
         {"number": "1", "state": "FAIL", "value": "", "wandb_run_id": "", "note": "killed",
          "d_head": "26", "scale_scores": "True", "norm": ""},
+        {"number": "2", "state": "PRUNED", "value": "", "pruned_at": "500", "note": "pruned",
+         "d_head": "32", "scale_scores": "True", "norm": "pre"},
     ]  # fmt: skip
-    first, second = read_trials(rows)
+    first, second, third = read_trials(rows)
     assert first.params == {"d_head": 46, "scale_scores": False, "norm": "post"}
     assert first.value == 80.5 and first.run_id == "ab12" and first.is_result
+    assert first.pruned_at is None and third.pruned_at == 500  # not a searched parameter
     assert second.value is None and not second.is_result and "norm" not in second.params
 
 
@@ -157,3 +156,108 @@ def test_a_choice_below_every_trial_says_so():
     found = answer([dk(0, 50.0, 300, True)], Choice("dk-128-scaled", DK_CHOICE.values, 45.0, 2))
     assert found.numbers["choice/rank"] == 1 and found.numbers["choice/near_best"] is True
     assert "rank 1 of 1 completed trials: 10 % below the best trial, trial 0" in found.sentences[0]
+
+
+DK_32 = {"d_head": 32, "scale_scores": True}  # params sweeps.studies.dk.references[0]
+POST_200 = {"warmup_steps": 200, "norm": "post", "n_head": 4}  # ...warmup.references[0]
+
+
+def test_the_dk_reference_gets_its_rank_its_distance_and_whether_it_is_near_the_best():
+    trials = [dk(0, 52.0, 32, True), dk(1, 50.0, 300, True), dk(2, 51.0, 40, False)]
+    found = answer(trials, DK_CHOICE, [DK_32])
+    n = found.numbers
+    assert n["reference[0]/trial"] == 0 and n["reference[0]/state"] == "COMPLETE"
+    assert n["reference[0]/rank"] == 3 and n["reference[0]/near_best"] is True
+    assert n["reference[0]/over_best"] == pytest.approx(0.04)
+    assert found.sentences[0] == (
+        "Reference 0 (d_head = 32, scale_scores = yes): trial 0, val/ppl 52, rank 3 of 3 "
+        "completed trials, 4 % above the best, trial 1 (d_head = 300, scale_scores = yes; "
+        "val/ppl 50): near the best."
+    )
+    far = answer([dk(0, 53.0, 32, True), dk(1, 50.0, 300, True)], DK_CHOICE, [DK_32])
+    assert far.numbers["reference[0]/near_best"] is False
+    assert far.sentences[0].endswith(
+        "6 % above the best, trial 1 (d_head = 300, scale_scores = yes; val/ppl 50): "
+        "not near the best."
+    )
+    best = answer([dk(0, 49.0, 32, True), dk(1, 50.0, 300, True)], DK_CHOICE, [DK_32])
+    assert "rank 1 of 2 completed trials, the best: near the best." in best.sentences[0]
+
+
+def test_a_pruned_reference_is_not_near_the_best_and_a_missing_one_is_not_run():
+    trials = [dk(0, 9.0, 32, True, state="PRUNED", pruned_at=500), dk(1, 50.0, 300, True)]
+    found = answer(trials, DK_CHOICE, [DK_32, {"d_head": 64, "scale_scores": False}])
+    n = found.numbers
+    assert n["reference[0]/state"] == "PRUNED" and n["reference[0]/pruned_at"] == 500
+    assert n["reference[0]/near_best"] is False and "reference[0]/rank" not in n
+    assert found.sentences[0] == (
+        "Reference 0 (d_head = 32, scale_scores = yes): trial 0 was pruned at step 500 (its "
+        "val/ppl curve was worse there than the median of the trials before it), so not near "
+        "the best."
+    )
+    assert n["reference[1]/state"] == "not run" and n["reference[1]/near_best"] is None
+    assert found.sentences[1] == (
+        "Reference 1 (d_head = 64, scale_scores = no): not run (no trial of the study has its "
+        "values), so not judged."
+    )
+
+
+def test_a_failed_reference_is_judged_by_its_retry_and_an_unfinished_one_not_at_all():
+    retried = [dk(0, None, 32, True, state="FAIL"), dk(1, 50.0, 300, True), dk(2, 51.0, 32, True)]
+    found = answer(retried, DK_CHOICE, [DK_32])
+    assert found.numbers["reference[0]/trial"] == 2 and found.numbers["reference[0]/rank"] == 2
+    failed = answer(
+        [dk(0, None, 32, True, state="FAIL"), dk(1, 50.0, 300, True)], DK_CHOICE, [DK_32]
+    )
+    assert failed.numbers["reference[0]/near_best"] is None
+    assert "trial 0 did not finish (FAIL), so not judged." in failed.sentences[0]
+
+
+def test_the_warmup_reference_is_rescued_within_5_percent_of_pre_norms_best():
+    trials = [warm(0, 41.5, 200, "post"), warm(1, 40.0, 0, "pre"), warm(2, 42.0, 100, "pre")]
+    found = answer(trials, WARMUP_CHOICE, [POST_200])
+    n = found.numbers
+    assert n["reference[0]/rescued"] is True
+    assert n["reference[0]/rescued/ratio"] == pytest.approx(41.5 / 40.0)
+    assert (
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "n_head = 4): trial 0, val/ppl 41.5, is 1.038 times pre-norm's best, trial 1 "
+        "(warmup_steps = 0, norm = pre, n_head = 4; val/ppl 40): rescued."
+    ) in found.sentences
+    assert n["pre/preferred_warmup"] == 0  # and which warmup the study prefers, as before
+    far = answer([warm(0, 42.5, 200, "post"), warm(1, 40.0, 0, "pre")], WARMUP_CHOICE, [POST_200])
+    assert far.numbers["reference[0]/rescued"] is False
+    verdict = (
+        "is 1.062 times pre-norm's best, trial 1 (warmup_steps = 0, norm = pre, n_head = 4; "
+        "val/ppl 40): not rescued."
+    )
+    assert any(s.endswith(verdict) for s in far.sentences)
+
+
+def test_a_pruned_warmup_reference_is_not_rescued_and_a_missing_one_not_judged():
+    pruned = [warm(0, 90.0, 200, "post", state="PRUNED", pruned_at=600), warm(1, 40.0, 0, "pre")]
+    found = answer(pruned, WARMUP_CHOICE, [POST_200])
+    assert found.numbers["reference[0]/rescued"] is False
+    assert (
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "n_head = 4): trial 0 was pruned at step 600 (its val/ppl curve was worse there than "
+        "the median of the trials before it), so not rescued."
+    ) in found.sentences
+    missing = answer(
+        [warm(0, 40.0, 0, "pre"), warm(1, 41.0, 300, "post")], WARMUP_CHOICE, [POST_200]
+    )
+    assert missing.numbers["reference[0]/rescued"] is None
+    assert missing.numbers["rescued"] is True  # the sampled post-norm trial at 300 steps
+    assert (
+        "Do 200 warmup steps rescue post-norm? Reference 0 (warmup_steps = 200, norm = post, "
+        "n_head = 4): not run (no trial of the study has its values), so not judged."
+    ) in missing.sentences
+    no_pre = answer([warm(0, 41.0, 200, "post")], WARMUP_CHOICE, [POST_200])
+    assert no_pre.numbers["reference[0]/rescued"] is None
+    assert any("no completed pre-norm trial to compare it with" in s for s in no_pre.sentences)
+
+
+def test_the_real_references_are_the_storys_points():
+    studies = load_params(ROOT / "params.yaml").sweeps.studies
+    assert studies["dk"].references == [DK_32]
+    assert studies["warmup"].references == [POST_200]

@@ -87,4 +87,17 @@ def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
     _without_the_choice_trial(other, 60)  # a study at another budget than the record
     section = _sweeps_md(build_report(inputs(other)))
     assert "was not measured under this study's protocol" in section
-    assert "Whether the story's d_k is near the best: not measured." in section
+    assert "Whether the catalogue's choice is near the best: not measured." in section
+
+
+def test_the_section_answers_the_storys_question_from_the_reference_trial(tmp_path):
+    dk = {**PARAMS["sweeps"]["dk"], "references": [{"d_head": 32, "scale_scores": True}]}
+    section = _sweeps_md(_report(tmp_path, sweeps={"dk": dk}))
+    answer = section.split("### dk: the answer against the catalogue's choice", 1)[1]
+    rows = [line for line in answer.splitlines() if line.startswith("| ")]
+    assert rows[1] == (  # the first sentence, under the header: the story's question
+        "| Reference 0 (d_head = 32, scale_scores = yes): trial 0, val/ppl 304, rank 4 of 5 "
+        "completed trials, 1.333 % above the best, trial 2 (d_head = 128, scale_scores = yes; "
+        "val/ppl 300): near the best. |"
+    )
+    assert "run as a fixed trial before the sampled ones" in answer

@@ -67,6 +67,36 @@ def test_a_bad_dk_study_is_refused_naming_its_key(edit, key, why):
     assert f"{DK}.{key}" in message and why in message, message
 
 
+def _reference(params: dict, study: str = "dk") -> dict:
+    return params["sweeps"]["studies"][study]["references"][0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "why"),
+    [
+        (lambda p: _reference(p).update(d_head=2048), "dk.references[0].d_head", "2048 is outside"),
+        (lambda p: _reference(p).update(d_head=32.0), "dk.references[0].d_head", "32.0 is outside"),
+        (lambda p: _reference(p).update(scale_scores=1), "dk.references[0].scale_scores",
+         "1 is outside the search space (choices: [True, False])"),
+        (lambda p: _reference(p).update(lr=0.1), "dk.references[0].lr", "not a searched param"),
+        (lambda p: _reference(p).pop("scale_scores"), "dk.references[0].scale_scores", "missing"),
+        (lambda p: _dk(p)["references"].append(dict(_reference(p))), "dk.references[1]",
+         "repeats references[0]"),
+        (lambda p: _dk(p).update(trials=1, references=[{"d_head": 16, "scale_scores": True},
+                                                       {"d_head": 17, "scale_scores": True}]),
+         "dk.references", "2 reference trials do not fit in trials (1)"),
+        (lambda p: _reference(p, "warmup").update(warmup_steps=225),
+         "warmup.references[0].warmup_steps",
+         "225 is outside the search space (low: 0, high: 500, step: 50"),
+        (lambda p: _reference(p, "warmup").update(norm="none"), "warmup.references[0].norm",
+         "'none' is outside"),
+    ],
+)  # fmt: skip
+def test_a_reference_off_the_search_space_is_refused_naming_its_key(edit, key, why):
+    message = _refused(edit)
+    assert f"sweeps.studies.{key}: " in message and why in message, message
+
+
 def test_a_head_count_that_does_not_divide_the_width_is_refused():
     def three_heads(params):
         params["sweeps"]["studies"]["warmup"]["space"]["n_head"]["choices"] = [1, 3, 4]
@@ -107,10 +137,17 @@ def test_storage_urls_env_over_params_over_the_journal_and_passwords_stay_hidden
     assert "secret" not in redact(url)
 
 
-def test_the_stage_refuses_bad_input_in_seconds_and_writes_nothing(sweep_project):
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda dk: dk["space"]["d_head"].update(low=0), "space.d_head"),
+        (lambda dk: dk["references"][0].update(d_head=4096), "references[0].d_head"),
+    ],
+)
+def test_the_stage_refuses_bad_input_in_seconds_and_writes_nothing(sweep_project, edit, key):
     params = sweep_params()
-    params["sweeps"]["studies"]["dk"]["space"]["d_head"]["low"] = 0
-    project = sweep_project("bad", params)
+    edit(params["sweeps"]["studies"]["dk"])
+    project = sweep_project(f"bad-{key}", params)
     began = time.monotonic()
     script = project.root / "pipeline" / "sweep.py"  # what dvc.yaml runs
     done = subprocess.run(
@@ -122,7 +159,8 @@ def test_the_stage_refuses_bad_input_in_seconds_and_writes_nothing(sweep_project
         timeout=120,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "sweeps.studies.dk.space.d_head: " in done.stderr and "Traceback" not in done.stderr
+    assert f"error: params.yaml is invalid:\n  sweeps.studies.dk.{key}: " in done.stderr
+    assert "Traceback" not in done.stderr
     assert time.monotonic() - began < 60
     assert not (project.root / "data" / "sweeps").exists()
     assert not (project.root / "reports").exists()

@@ -60,6 +60,7 @@ def study_with_lr(tmp_path, sweep_tokens):
     raw["sweeps"]["studies"]["dk"]["space"]["lr"] = {
         "type": "float", "low": 1e-6, "high": 1e-1, "log": True,
     }  # fmt: skip
+    raw["sweeps"]["studies"]["dk"]["references"] = []  # the test enqueues its own trials
     sweep = Sweep("dk", parse_params(raw))
     storage = open_storage(f"sqlite:///{tmp_path / 'dk.db'}", 1, 3, 2)
     study = open_study(

@@ -3,9 +3,12 @@
 One entry of ``sweeps.studies`` is one study: the variant its trials start from, the axes
 it searches (``space``, keyed by the model or train field each axis sets: the YAML key,
 the config field and the Optuna parameter are the same word), how many trials, at which
-reduced budget, with which seeded sampler and pruner. Every point of a space must build a
-valid model and recipe; :func:`check_study` proves it before the first trial by resolving
-every point (both ends of a range too wide to list), and names the offending key.
+reduced budget, with which seeded sampler and pruner, and the reference trials it runs
+first (``references``: the story's own choices, fixed points of the space, so that the
+report can answer the story's question from a trial that was certainly run). Every point
+of a space must build a valid model and recipe; :func:`check_study` proves it before the
+first trial by resolving every point (both ends of a range too wide to list), checks every
+reference against the space, and names the offending key.
 """
 
 import dataclasses
@@ -57,6 +60,12 @@ class IntAxis(Section):
             return [self.low, self.high]
         return list(range(self.low, self.high + 1, self.step))
 
+    def contains(self, value: Choice) -> bool:
+        """Whether a trial can take ``value`` (an int on the range's grid)."""
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        return self.low <= value <= self.high and (value - self.low) % self.step == 0
+
 
 class FloatAxis(Section):
     """Real numbers from ``low`` to ``high``, optionally log-spaced."""
@@ -78,6 +87,12 @@ class FloatAxis(Section):
         """The two ends: a model that builds at both builds in between for every field."""
         return [self.low, self.high]
 
+    def contains(self, value: Choice) -> bool:
+        """Whether a trial can take ``value`` (a number inside the range)."""
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return False
+        return self.low <= value <= self.high
+
 
 class CategoricalAxis(Section):
     """One of a list of values (the order matters to nobody but the reader)."""
@@ -96,6 +111,10 @@ class CategoricalAxis(Section):
     def values(self) -> list[Choice]:
         """Every choice."""
         return list(self.choices)
+
+    def contains(self, value: Choice) -> bool:
+        """Whether ``value`` is one of the choices, of the same type (``1`` is not ``true``)."""
+        return any(type(value) is type(choice) and value == choice for choice in self.choices)
 
 
 Axis = Annotated[IntAxis | FloatAxis | CategoricalAxis, Field(discriminator="type")]
@@ -130,7 +149,14 @@ class PrunerParams(Section):
 
 
 class StudyParams(Section):
-    """One Optuna study: which variant, which axes, how many trials at which budget."""
+    """One Optuna study: which variant, which axes, how many trials at which budget.
+
+    ``references`` are the story's own choices, run as fixed trials before any sampled one
+    (Optuna's ``enqueue_trial``), once per study however many workers share it; they count
+    toward ``trials``. Each gives every searched axis a value inside its space. The
+    sampler alone may never draw the one point the story's question is about (the ``dk``
+    study's d_head = 32 divided, ``warmup``'s post-norm with 200 warmup steps).
+    """
 
     variant: str
     trials: PositiveInt
@@ -140,6 +166,7 @@ class StudyParams(Section):
     sampler: SamplerParams
     pruner: PrunerParams
     space: Annotated[dict[str, Axis], Field(min_length=1)]
+    references: list[dict[str, Choice]]
 
     @model_validator(mode="wrap")
     @classmethod
@@ -260,11 +287,13 @@ def check_study(
     Refused: an unknown variant or field; a point that makes an invalid model or recipe
     (a d_head the model refuses, a warmup longer than the trial: every point of a space
     is resolved, both ends of a very wide range); a pruner warm-up that reaches the last
-    step of the shortest trial, so that nothing could ever be pruned.
+    step of the shortest trial, so that nothing could ever be pruned; a reference trial
+    that is not a point of the space (see :func:`_check_references`).
 
     Raises:
         ParamsError: naming ``sweeps.studies.<name>.variant``,
-            ``sweeps.studies.<name>.space.<field>`` or ``...pruner.warmup_steps``.
+            ``sweeps.studies.<name>.space.<field>``, ``...pruner.warmup_steps`` or
+            ``...references[<i>].<field>``.
     """
     key = f"sweeps.studies.{name}"
     if study.variant not in variants:
@@ -285,7 +314,7 @@ def check_study(
                 name, study, values, variants, model_defaults, train_defaults, vocab_size
             )
         except ParamsError as err:
-            raise ParamsError(_point_error(key, values, str(err))) from None
+            raise ParamsError(_point_error(f"{key}.space", values, str(err))) from None
         shortest = min(variant.train.steps, shortest or variant.train.steps)
         if checked >= _CHECKED_POINTS:
             break
@@ -295,14 +324,61 @@ def check_study(
             f"{key}.pruner.warmup_steps: {warmup} steps is not before the last step of the "
             f"shortest trial ({shortest} steps at the story's budget): no trial could be pruned"
         )
+    _check_references(key, study)
+    for index, values in enumerate(study.references):
+        try:
+            trial_variant(name, study, values, variants, model_defaults, train_defaults, vocab_size)
+        except ParamsError as err:  # a point between a wide range's two checked ends
+            raise ParamsError(
+                _point_error(f"{key}.references[{index}]", values, str(err))
+            ) from None
 
 
-def _point_error(key: str, values: dict[str, Any], message: str) -> str:
-    """Name the axis the model or recipe complained about, with the point that did it."""
+def _check_references(key: str, study: StudyParams) -> None:
+    """Refuse a reference trial that the study could not run as the story means it.
+
+    Each reference must give every searched axis (a partial one would leave Optuna to
+    sample the rest, and the story's point would not be the one run) a value inside its
+    space (Optuna would run a value outside it with only a warning), must differ from the
+    others, and all of them must fit in the study's ``trials``: they count toward it.
+    """
+    references = study.references
+    if len(references) > study.trials:
+        raise ParamsError(
+            f"{key}.references: {len(references)} reference trials do not fit in trials "
+            f"({study.trials}): they count toward it"
+        )
+    axes = ", ".join(study.space)
+    for index, reference in enumerate(references):
+        where = f"{key}.references[{index}]"
+        for field, value in reference.items():
+            if field not in study.space:
+                raise ParamsError(f"{where}.{field}: not a searched parameter (space: {axes})")
+            axis = study.space[field]
+            if not axis.contains(value):
+                space = ", ".join(f"{k}: {v}" for k, v in axis.model_dump(exclude={"type"}).items())
+                raise ParamsError(
+                    f"{where}.{field}: {value!r} is outside the search space ({space})"
+                )
+        for field in study.space:
+            if field not in reference:
+                raise ParamsError(
+                    f"{where}.{field}: missing: a reference gives every searched parameter "
+                    "its value"
+                )
+        if reference in references[:index]:
+            raise ParamsError(f"{where}: repeats references[{references.index(reference)}]")
+
+
+def _point_error(where: str, values: dict[str, Any], message: str) -> str:
+    """Name the axis the model or recipe complained about, with the point that did it.
+
+    ``where`` is the key the point belongs to (``sweeps.studies.<name>.space``).
+    """
     # resolve_variant's message is "variants.<name>.<model|train>.<field>: <why>".
-    where, _, why = message.partition(": ")
-    field = where.rsplit(".", 1)[-1]
+    named, _, why = message.partition(": ")
+    field = named.rsplit(".", 1)[-1]
     if field not in values:  # a cross-field check (warmup_steps > steps): find the axis named
         field = next((k for k in values if k in why), next(iter(values)))
     point = ", ".join(f"{k}={v!r}" for k, v in values.items())
-    return f"{key}.space.{field}: {point} makes an invalid variant: {why}"
+    return f"{where}.{field}: {point} makes an invalid variant: {why}"

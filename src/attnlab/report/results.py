@@ -44,8 +44,9 @@ class ReportInputs:
         sweeps: one folder per Optuna study (``best.json``, ``trials.csv``, figures).
         params: the report's own params: ``seed`` and ``budget.scale`` (the protocol
             lines a metrics file does not record itself), ``wandb`` (``entity``,
-            ``project``: the trials' links) and ``sweeps`` (per study its ``variant`` and
-            ``choice``, that variant's value of every searched axis).
+            ``project``: the trials' links) and ``sweeps`` (per study its ``variant``,
+            ``choice``, that variant's value of every searched axis, and ``references``,
+            the study's reference trials).
         aliases: params ``aliases``: each alias row and the variant whose runs it reads.
     """
 

@@ -1,18 +1,23 @@
 """What a study found against the catalogue's choice (the Sweeps of docs/catalogue.md).
 
-Pure: it takes a study's trials (the rows of ``trials.csv``) and the catalogue's choice (the
-study's variant's own value of every searched axis, and that variant's val/ppl where it was
-measured under the study's protocol) and returns the answer as sentences plus the numbers
+Pure: it takes a study's trials (:class:`attnlab.report.sweep_trials.Trial`, the rows of
+``trials.csv``), the catalogue's choice (the study's variant's own value of every searched
+axis, and that variant's val/ppl where it was measured under the study's protocol) and the
+study's reference trials (params ``sweeps.studies.<study>.references``: the story's own
+choices, run first as fixed trials), and returns the answer as sentences plus the numbers
 behind them. Only COMPLETE trials with a finite value are results: a pruned trial's value is
 a curve point part-way through training and a failed one has none.
 
 The rules are fixed here, before any full-length study ran:
 
-- **near the best** (the ``dk`` question): the choice's val/ppl at most :data:`NEAR` (5 %)
-  above the best completed trial's, the catalogue's margin for "matches" (E11.2);
-- **rescued** (the ``warmup`` question): the best post-norm trial with at least
+- **near the best** (the ``dk`` question, asked of the choice and of every reference): its
+  val/ppl at most :data:`NEAR` (5 %) above the best completed trial's, the catalogue's
+  margin for "matches" (E11.2); a pruned reference is not near the best (the pruner
+  stopped it for being worse than the median of the trials before it);
+- **rescued** (the ``warmup`` question): a post-norm trial with at least
   :data:`RESCUE_WARMUP` warmup steps (E11's warmup) at most :data:`MATCHES` (5 %, E11.2's
-  "matches") above the best pre-norm trial;
+  "matches") above the best pre-norm trial; asked of the best such trial and of every such
+  reference (a pruned one is not rescued);
 - **the preferred warmup** of a norm: the warmup of that norm's best trial, and the shortest
   warmup among its trials within :data:`MATCHES` of that best (as good, with less warmup).
 """
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attnlab.report.rules import fmt
+from attnlab.report.sweep_trials import PRUNED, Trial
 
 # "Near the best": the catalogue's one margin for "about the same perplexity" (E11.2's
 # "matches", within 5 %). Fixed before any full-length study ran, not tuned to its result.
@@ -33,34 +39,7 @@ NEAR = 0.05
 MATCHES = 0.05
 # E11's warmup (variants norm-pre-warmup and norm-post-warmup): the story's rescue is 200 steps.
 RESCUE_WARMUP = 200
-COMPLETE = "COMPLETE"
-# trials.csv's own columns; every other column is a searched parameter.
-TRIAL_COLUMNS = (
-    "number",
-    "state",
-    "value",
-    "duration_s",
-    "wandb_run_id",
-    "worker",
-    "retry_of",
-    "note",
-)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One row of ``trials.csv``: its number, state, objective and searched values."""
-
-    number: int
-    state: str
-    value: float | None
-    params: Mapping[str, Any]
-    run_id: str = ""
-
-    @property
-    def is_result(self) -> bool:
-        """Whether this trial's value is a result: COMPLETE, with a finite objective."""
-        return self.state == COMPLETE and self.value is not None and math.isfinite(self.value)
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -88,37 +67,6 @@ class Answer:
     sentences: tuple[str, ...]
     numbers: dict[str, Any] = field(default_factory=dict)
     rules: tuple[str, ...] = ()
-
-
-def parse_value(text: str) -> Any:
-    """A searched value as ``trials.csv`` writes it: a bool, an int, a float, or text."""
-    if text in ("True", "False"):
-        return text == "True"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
-    return text
-
-
-def read_trials(rows: Sequence[Mapping[str, str]]) -> list[Trial]:
-    """The trials of ``trials.csv``'s rows (an empty value cell: no value)."""
-    trials = []
-    for row in rows:
-        value = row.get("value", "")
-        trials.append(
-            Trial(
-                number=int(row["number"]),
-                state=row.get("state", ""),
-                value=float(value) if value else None,
-                params={
-                    k: parse_value(v) for k, v in row.items() if k not in TRIAL_COLUMNS and v != ""
-                },
-                run_id=row.get("wandb_run_id", ""),
-            )
-        )
-    return trials
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -186,13 +134,13 @@ def _dk(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], 
     value, _ = _choice_value(done, choice)
     if value is None:
         near = None
-        sentences.append("Whether the story's d_k is near the best: not measured.")
+        sentences.append("Whether the catalogue's choice is near the best: not measured.")
     else:
         near = value <= (best.value or 0.0) * (1 + NEAR)
         verdict = "is near" if near else "is not near"
         sentences.append(
-            f"The story's d_k ({_values(choice.values)}) {verdict} the best (rule: at most "
-            f"{fmt(100 * NEAR)} % above the best completed trial's val/ppl)."
+            f"The catalogue's choice ({_values(choice.values)}) {verdict} the best (rule: at "
+            f"most {fmt(100 * NEAR)} % above the best completed trial's val/ppl)."
         )
     numbers["choice/near_best"] = near
     return sentences, numbers
@@ -247,13 +195,111 @@ def _warmup(done: Sequence[Trial]) -> tuple[list[str], dict]:
     return sentences, numbers
 
 
-def answer(trials: Sequence[Trial], choice: Choice) -> Answer:
-    """What the study's completed trials say about the catalogue's ``choice``.
+def _reference_trial(trials: Sequence[Trial], values: Mapping[str, Any]) -> Trial | None:
+    """The trial that ran reference ``values``: its best result, else a pruned one, else any.
 
-    Every study gets the choice's rank among the completed trials; a study that searches
-    ``scale_scores`` also gets the best divided and undivided trials and whether the
-    choice is near the best; one that searches ``norm`` and ``warmup_steps`` gets the best
-    trial of each norm, its preferred warmup, and whether warmup rescues post-norm.
+    A reference runs once, but a retry of a failed attempt has its values too.
+    """
+    ran = [t for t in trials if t.has(values)]
+    pruned = [t for t in ran if t.state == PRUNED]
+    return _best([t for t in ran if t.is_result]) or min(
+        pruned or ran, key=lambda t: t.number, default=None
+    )
+
+
+def _unjudged(trial: Trial | None) -> str:
+    """Why a reference has no val/ppl to judge: not run, pruned at its step, or unfinished."""
+    if trial is None:
+        return "not run (no trial of the study has its values)"
+    if trial.state == PRUNED:
+        step = f" at step {trial.pruned_at}" if trial.pruned_at is not None else ""
+        return (
+            f"trial {trial.number} was pruned{step} (its val/ppl curve was worse there than "
+            "the median of the trials before it)"
+        )
+    return f"trial {trial.number} did not finish ({trial.state})"
+
+
+def _references(
+    trials: Sequence[Trial], done: Sequence[Trial], best: Trial, references: Sequence[Mapping]
+) -> tuple[list[str], dict]:
+    """Each reference trial's rank among the completed trials and whether it is near the best."""
+    sentences, numbers = [], {}
+    for index, values in enumerate(references):
+        key, named = f"reference[{index}]", f"Reference {index} ({_values(values)})"
+        trial = _reference_trial(trials, values)
+        numbers[f"{key}/trial"] = trial.number if trial else None
+        numbers[f"{key}/state"] = trial.state if trial else NOT_RUN
+        if trial is None or not trial.is_result:
+            near = False if trial and trial.state == PRUNED else None
+            numbers[f"{key}/pruned_at"] = trial.pruned_at if trial else None
+            verdict = "not near the best" if near is False else "not judged"
+            sentences.append(f"{named}: {_unjudged(trial)}, so {verdict}.")
+        else:
+            value = trial.value or 0.0
+            rank = 1 + sum((t.value or 0.0) < value for t in done)
+            over = value / (best.value or 1.0) - 1
+            near = over <= NEAR
+            where = (
+                "the best" if rank == 1 else f"{fmt(100 * over)} % above the best, {_trial(best)}"
+            )
+            sentences.append(
+                f"{named}: trial {trial.number}, val/ppl {fmt(value)}, rank {rank} of "
+                f"{len(done)} completed trials, {where}: {'near' if near else 'not near'} the best."
+            )
+            numbers.update({f"{key}/val_ppl": value, f"{key}/rank": rank, f"{key}/over_best": over})
+        numbers[f"{key}/near_best"] = near
+    return sentences, numbers
+
+
+def _rescues(
+    trials: Sequence[Trial], done: Sequence[Trial], references: Sequence[Mapping]
+) -> tuple[list[str], dict]:
+    """Whether each post-norm reference with E11's warmup or more matches pre-norm's best."""
+    pre = _best([t for t in done if t.params.get("norm") == "pre"])
+    sentences, numbers = [], {}
+    for index, values in enumerate(references):
+        if values.get("norm") != "post" or int(values.get("warmup_steps", 0)) < RESCUE_WARMUP:
+            continue
+        asked = (
+            f"Do {values['warmup_steps']} warmup steps rescue post-norm? "
+            f"Reference {index} ({_values(values)})"
+        )
+        trial = _reference_trial(trials, values)
+        if trial is None or not trial.is_result:
+            rescued = False if trial and trial.state == PRUNED else None
+            verdict = "not rescued" if rescued is False else "not judged"
+            sentences.append(f"{asked}: {_unjudged(trial)}, so {verdict}.")
+        elif pre is None:
+            rescued = None
+            sentences.append(
+                f"{asked}: no completed pre-norm trial to compare it with, not judged."
+            )
+        else:
+            ratio = (trial.value or 0.0) / (pre.value or 1.0)
+            rescued = ratio <= 1 + MATCHES
+            numbers[f"reference[{index}]/rescued/ratio"] = ratio
+            sentences.append(
+                f"{asked}: trial {trial.number}, val/ppl {fmt(trial.value or 0.0)}, is "
+                f"{ratio:.3f} times pre-norm's best, {_trial(pre)}: "
+                f"{'rescued' if rescued else 'not rescued'}."
+            )
+        numbers[f"reference[{index}]/rescued"] = rescued
+    return sentences, numbers
+
+
+def answer(
+    trials: Sequence[Trial], choice: Choice, references: Sequence[Mapping[str, Any]] = ()
+) -> Answer:
+    """What the study's completed trials say about its ``references`` and the ``choice``.
+
+    Every study gets each reference trial's rank among the completed trials and whether it
+    is near the best (a pruned one is not; one that did not run is not judged), then the
+    choice's rank; a study that searches ``scale_scores`` also gets the best divided and
+    undivided trials and whether the choice is near the best; one that searches ``norm``
+    and ``warmup_steps`` gets whether each post-norm reference with E11's warmup or more
+    is rescued, the best trial of each norm, its preferred warmup, and whether the best
+    post-norm trial with that warmup is rescued.
     """
     done = [t for t in trials if t.is_result]
     best = _best(done)
@@ -262,48 +308,36 @@ def answer(trials: Sequence[Trial], choice: Choice) -> Answer:
             (f"No trial completed ({len(trials)} recorded): the study has no answer yet.",),
             {"completed": 0},
         )
-    sentences, numbers = _rank(done, best, choice)
+    sentences, numbers = _references(trials, done, best, references)
+    ranked, found = _rank(done, best, choice)
+    sentences += ranked
+    numbers.update(found)
     numbers.update({"completed": len(done), "best/val_ppl": best.value, "best/trial": best.number})
     rules = ["Only COMPLETE trials are results (a pruned trial's value is a curve point)."]
+    if references:
+        rules.append(
+            "A reference is one of the story's own choices (params sweeps.studies.<study>."
+            "references), run as a fixed trial before the sampled ones."
+        )
     axes = {k for t in trials for k in t.params}
     if "scale_scores" in axes:
         more, found = _dk(done, best, choice)
         sentences += more
         numbers.update(found)
+    if "scale_scores" in axes or references:
         rules.append(
             f"'Near the best': at most {fmt(100 * NEAR)} % above the best completed trial's "
             "val/ppl (the catalogue's margin for 'matches', E11.2), fixed before any "
             "full-length study ran."
         )
     if {"norm", "warmup_steps"} <= axes:
-        more, found = _warmup(done)
-        sentences += more
-        numbers.update(found)
+        rescues, found = _rescues(trials, done, references)
+        more, found_too = _warmup(done)
+        sentences += rescues + more
+        numbers.update({**found, **found_too})
         rules.append(
-            f"'Rescued': the best post-norm trial with at least {RESCUE_WARMUP} warmup steps "
-            f"(E11's) at most {fmt(100 * MATCHES)} % above pre-norm's best (E11.2's "
-            "'matches'), fixed before any full-length study ran."
+            f"'Rescued': a post-norm trial with at least {RESCUE_WARMUP} warmup steps (E11's) "
+            f"at most {fmt(100 * MATCHES)} % above pre-norm's best (E11.2's 'matches'), "
+            "fixed before any full-length study ran; a pruned one is not."
         )
     return Answer(tuple(sentences), numbers, tuple(rules))
-
-
-def cost(best: Mapping[str, Any]) -> str:
-    """The study's cost in words, from ``best.json``: trials by state and the seconds spent."""
-    counts = best.get("trials")
-    if not isinstance(counts, dict):
-        return "not recorded"
-    ran = sum(counts.get(s, 0) for s in ("COMPLETE", "PRUNED", "FAIL"))
-    text = (
-        f"{ran} trials run of {counts.get('target', '?')} asked for: "
-        f"{counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
-        f"{counts.get('FAIL', 0)} failed"
-    )
-    spent = best.get("cost")
-    if not isinstance(spent, dict):
-        return text + "; time not recorded"
-    workers = (best.get("protocol") or {}).get("workers")
-    by = f" by {workers} worker(s)" if workers else ""
-    return (
-        f"{text}; {fmt(spent.get('trial_s', 0.0))} s of training summed over trials, "
-        f"{fmt(spent.get('wall_s', 0.0))} s wall from the first start to the last end{by}"
-    )

@@ -1,11 +1,13 @@
 """The report's section of the Optuna sweeps (the Sweeps of docs/catalogue.md).
 
-Per study: the answer against the catalogue's choice (:mod:`attnlab.report.sweep_answers`),
+Per study: the answer about its reference trials and against the catalogue's choice
+(:mod:`attnlab.report.sweep_answers`),
 the verdict of its best-trial check (:mod:`attnlab.report.sweep_check`),
 what it cost, the best trial, every trial with its W&B run, and the figures the sweep stage
 drew (Optuna's importances and parallel coordinates first). The catalogue's choice comes
-from the report's params (``sweeps``: the study's variant and that variant's own value of
-every searched axis; ``wandb``: where the runs are, for the links).
+from the report's params (``sweeps``: the study's variant, that variant's own value of
+every searched axis and the study's reference trials; ``wandb``: where the runs are, for
+the links).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Any
 from attnlab.report import figures
 from attnlab.report.content import Cell, Image, Section, Table, cell, params_line
 from attnlab.report.results import Results, Sweep
-from attnlab.report.sweep_answers import Choice, Trial, answer, cost, read_trials
+from attnlab.report.sweep_answers import Choice, answer
 from attnlab.report.sweep_check import check_table, check_verdict
+from attnlab.report.sweep_trials import Trial, cost, read_trials
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
@@ -75,7 +78,8 @@ def sweeps(results: Results, section: Section) -> None:
         section.protocol.append((f"{study}: cost", cost(sweep.best)))
         trials = read_trials(sweep.trials)
         choice = choice_of(results, study, sweep)
-        found = answer(trials, choice)
+        references = ((results.params.get("sweeps") or {}).get(study) or {}).get("references")
+        found = answer(trials, choice, references or ())
         section.tables.append(
             Table(
                 f"{study}: the answer against the catalogue's choice",

@@ -130,8 +130,10 @@ class Sweep:
     def definition(self, train_tokens: Path, val_tokens: Path) -> dict[str, Any]:
         """What a trial's value depends on, as plain JSON (the study's identity card).
 
-        The trial count is left out: raising it continues the study. The hardware is left
-        out too, so machines of different kinds can share one study.
+        The study's params are in it, its reference trials among them: a changed reference
+        starts the study afresh rather than mixing with the old one's trials. The trial
+        count is left out: raising it continues the study. The hardware is left out too, so
+        machines of different kinds can share one study.
         """
         base = self.params.variant(self.study.variant)
         root = Path(attnlab.__file__).parent
@@ -158,7 +160,9 @@ class Sweep:
 
         The heartbeat is on and a trial whose worker died is retried with the same params
         (see :mod:`attnlab.sweeps.storage`). In the embedded journal (or SQLite) file a study
-        of another definition is replaced; in a shared database it is refused.
+        of another definition is replaced; in a shared database it is refused. The study's
+        reference trials are its first, enqueued once by whichever process creates it
+        (:func:`attnlab.sweeps.study.open_study`): the stage, before its workers start.
         """
         cfg = self.params.sweeps
         storage = open_storage(url, cfg.heartbeat_interval_s, cfg.grace_period_s, cfg.max_retry)
@@ -169,6 +173,7 @@ class Sweep:
             make_pruner(self.study.pruner, self.pruner_warmup_steps),
             self.definition(train_tokens, val_tokens),
             replace_other=is_embedded(url),
+            references=self.study.references,
         )
 
 

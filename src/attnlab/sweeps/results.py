@@ -3,8 +3,8 @@
 The record of the Sweeps of docs/catalogue.md: ``best.json`` (a DVC metric: the best trial's
 ``val/ppl``, params and W&B run, and how many trials ended in each state), ``trials.csv``
 (one row per trial: number, state, value (COMPLETE trials only), duration, W&B run id,
-the worker that ran it, the trial it retries, a note, then one column per searched
-parameter) and figures drawn with
+the worker that ran it, the trial it retries, the step the pruner stopped it at (PRUNED
+trials only), a note, then one column per searched parameter) and figures drawn with
 ``optuna.visualization.matplotlib``: the optimisation history, the parameter importances,
 a slice of every searched axis, the intermediate values (where pruning shows) and the
 parallel coordinates (every trial's params against its value).
@@ -48,7 +48,8 @@ _Y_LABELS = {
     "intermediate_values.png": "val/ppl (the curve's fixed validation windows)",
 }
 _COLUMNS = (
-    "number", "state", "value", "duration_s", "wandb_run_id", "worker", "retry_of", "note",
+    "number", "state", "value", "duration_s", "wandb_run_id", "worker", "retry_of",
+    "pruned_at", "note",
 )  # fmt: skip
 
 
@@ -60,12 +61,17 @@ def _note(trial: FrozenTrial) -> str:
         return f"stopped by {signal_name}; its params were handed to the next worker"
     if ERROR_ATTR in trial.user_attrs:
         return str(trial.user_attrs[ERROR_ATTR]).splitlines()[0][:200]
-    if trial.state == TrialState.PRUNED and trial.intermediate_values:
-        step = max(trial.intermediate_values)
+    if (step := _pruned_at(trial)) is not None:
         return f"pruned at step {step} (curve val/ppl {trial.intermediate_values[step]:.4g})"
     if trial.state == TrialState.FAIL:
         return "its worker stopped sending heartbeats (killed?)"
     return ""
+
+
+def _pruned_at(trial: FrozenTrial) -> int | None:
+    """The step of a PRUNED trial's last curve point, where the pruner stopped it."""
+    pruned = trial.state == TrialState.PRUNED and trial.intermediate_values
+    return max(trial.intermediate_values) if pruned else None
 
 
 def trial_rows(study: optuna.Study, axes: list[str]) -> list[dict[str, Any]]:
@@ -82,6 +88,7 @@ def trial_rows(study: optuna.Study, axes: list[str]) -> list[dict[str, Any]]:
             "wandb_run_id": trial.user_attrs.get(WANDB_ATTR),
             "worker": trial.user_attrs.get(WORKER_ATTR),
             "retry_of": trial.system_attrs.get("failed_trial"),
+            "pruned_at": _pruned_at(trial),
             "note": _note(trial),
         }
         row.update({axis: trial.params.get(axis) for axis in axes})

@@ -23,12 +23,12 @@ import os
 import socket
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import optuna
-from optuna.exceptions import ExperimentalWarning
+from optuna.exceptions import DuplicatedStudyError, ExperimentalWarning
 from optuna.pruners import MedianPruner
 from optuna.samplers import TPESampler
 from optuna.storages import BaseStorage, fail_stale_trials
@@ -50,6 +50,10 @@ SURPLUS_ATTR = "surplus"
 WANDB_ATTR = "wandb_run_id"
 WORKER_ATTR = "worker"
 Objective = Callable[[Trial], float]
+# How long a process that finds a study without its definition waits for the creator to
+# store it (creating, enqueueing the references and storing take well under a second).
+CREATION_GRACE_S = 10.0
+_CREATION_POLL_S = 0.2
 
 
 class SweepError(AttnlabError):
@@ -134,29 +138,36 @@ def open_study(
     pruner: optuna.pruners.BasePruner,
     definition: dict[str, Any],
     replace_other: bool,
+    references: Sequence[dict[str, Any]] = (),
 ) -> optuna.Study:
     """Create the study ``name`` (minimising), or load it if it exists.
 
-    ``definition`` (plain JSON: the search space, the variant, the budget, digests of the
-    data and code a trial's result depends on) is stored as the study's user attribute
-    ``definition`` when the study is created and compared on every load, so trials of two
-    different experiments never mix in one study. A stored study of another definition
-    is deleted and started afresh when ``replace_other`` (the embedded journal file, which
-    only its stage writes), and refused otherwise (a shared database: its trials are other
-    people's work too).
+    ``definition`` (plain JSON: the search space, the reference trials, the variant, the
+    budget, digests of the data and code a trial's result depends on) is stored as the
+    study's user attribute ``definition`` when the study is created and compared on every
+    load, so trials of two different experiments never mix in one study. A stored study
+    of another definition is deleted and started afresh when ``replace_other`` (the
+    embedded journal file, which only its stage writes), and refused otherwise (a shared
+    database: its trials are other people's work too).
+
+    The process that creates the study enqueues ``references`` as its first trials, then
+    stores the definition. Creating a study is atomic in the journal file and in a
+    database, so however many workers start at once, on one machine or on many, exactly
+    one enqueues them. A process that finds the study but not yet its definition waits
+    for its creator (:data:`CREATION_GRACE_S`); if none appears the creator died between
+    the two steps, and this process enqueues what is missing and stores the definition.
 
     Raises:
         SweepError: the stored study has another definition and ``replace_other`` is False.
     """
-    study = optuna.create_study(
-        storage=storage,
-        study_name=name,
-        sampler=sampler,
-        pruner=pruner,
-        direction="minimize",
-        load_if_exists=True,
-    )
-    stored = study.user_attrs.get("definition")
+    try:
+        study = optuna.create_study(
+            storage=storage, study_name=name, sampler=sampler, pruner=pruner, direction="minimize"
+        )
+        stored = None
+    except DuplicatedStudyError:
+        study = optuna.load_study(study_name=name, storage=storage, sampler=sampler, pruner=pruner)
+        stored = _stored_definition(study)
     if stored is not None and stored != definition:
         if not replace_other:
             raise SweepError(
@@ -166,10 +177,21 @@ def open_study(
             )
         log.info("study %s: params, data or code changed; starting it afresh", name)
         optuna.delete_study(study_name=name, storage=storage)
-        return open_study(storage, name, sampler, pruner, definition, replace_other)
+        return open_study(storage, name, sampler, pruner, definition, replace_other, references)
     if stored is None:
+        for params in references:
+            # Skips a reference a creator that died after enqueueing it left behind.
+            study.enqueue_trial(dict(params), skip_if_exists=True)
         study.set_user_attr("definition", definition)
     return study
+
+
+def _stored_definition(study: optuna.Study) -> dict[str, Any] | None:
+    """The study's stored definition, once its creator has stored it (None: it never did)."""
+    deadline = time.monotonic() + CREATION_GRACE_S
+    while (stored := study.user_attrs.get("definition")) is None and time.monotonic() < deadline:
+        time.sleep(_CREATION_POLL_S)
+    return stored
 
 
 class SlotGate:
