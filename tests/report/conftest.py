@@ -67,7 +67,10 @@ def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS,
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=ARGS,
             viewport={"width": 1280, "height": 900},
         )
         yield Browser(context)

@@ -35,19 +35,26 @@ def _attend(words, wq, i, masked, tau):
 
 def _bars(page):
     return page.eval_on_selector_all(
-        "#bars .bar-row", "rows => rows.map(r => [Number(r.dataset.index), "
-        "Number(r.dataset.weight), r.querySelector('.pct').textContent])")
+        "#bars .bar-row",
+        "rows => rows.map(r => [Number(r.dataset.index), "
+        "Number(r.dataset.weight), r.querySelector('.pct').textContent])",
+    )
 
 
 def _steps(page):
     return page.eval_on_selector_all(
-        "#steps tbody tr", "rows => rows.map(r => [Number(r.dataset.index), r.className, "
-        "{...r.dataset}, [...r.cells].map(c => c.textContent)])")
+        "#steps tbody tr",
+        "rows => rows.map(r => [Number(r.dataset.index), r.className, "
+        "{...r.dataset}, [...r.cells].map(c => c.textContent)])",
+    )
 
 
 def _set_tau(page, tau: float) -> None:
-    page.eval_on_selector("#temperature", "(el, v) => { el.value = v; "
-                          "el.dispatchEvent(new Event('input')); }", str(tau))
+    page.eval_on_selector(
+        "#temperature",
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }",
+        str(tau),
+    )
 
 
 @pytest.mark.parametrize("tau", [2.0, 0.5, 8.0])
@@ -121,8 +128,9 @@ def test_the_winograd_panel_shows_the_embedded_maps_or_says_not_run(browser, pag
     page, errors = browser.open(pages[0] / "demo.html")
     page.click('#winograd button[data-adjective="wet"]')
     rows = page.eval_on_selector_all(
-        "#winograd table.maps tr", "rows => rows.slice(1).map(r => "
-        "[...r.querySelectorAll('td')].map(c => c.textContent))")
+        "#winograd table.maps tr",
+        "rows => rows.slice(1).map(r => [...r.querySelectorAll('td')].map(c => c.textContent))",
+    )
     expected = maps()["wet"]["blocks"]
     assert rows == [[f"{100 * w:.0f}%" for w in block] for block in expected]
     assert errors == []
@@ -137,7 +145,8 @@ def test_the_report_loads_every_figure_and_nothing_from_the_network(browser, pag
     page, errors = browser.open(folder / "index.html")
     page.wait_for_load_state("load")
     images = page.eval_on_selector_all(
-        "img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.alt])")
+        "img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.alt])"
+    )
     expected = full.index_html.count("<img ")
     assert len(images) == expected > 10
     assert all(done and width > 0 for done, width, _ in images), images

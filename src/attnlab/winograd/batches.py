@@ -57,8 +57,14 @@ class _StepSentences(IterableDataset):
     """The batches of steps ``start, ..., stop-1`` for one rank, in order."""
 
     def __init__(
-        self, sentences: Tensor, batch_size: int, seed: int, start: int, stop: int,
-        rank: int, world_size: int,
+        self,
+        sentences: Tensor,
+        batch_size: int,
+        seed: int,
+        start: int,
+        stop: int,
+        rank: int,
+        world_size: int,
     ) -> None:
         super().__init__()
         self.sentences, self.batch_size, self.seed = sentences, batch_size, seed
