@@ -7,7 +7,6 @@ and a serial ``dvc repro`` then finds nothing to do.
 
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -57,20 +56,10 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
 
 
 def _ran_by_fan_out(project, targets: list[str]) -> set[str]:
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "attnlab"), "repro", "--jobs", "2", *targets],
-        cwd=project.root,
-        env=project.env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return {
-        line.split("] ")[1].split(":")[0]
-        for line in done.stdout.splitlines()
-        if ": ran in " in line
-    }
+    attnlab = str(Path(sys.executable).parent / "attnlab")
+    done = project.run(attnlab, "repro", "--jobs", "2", *targets)
+    ran = [line for line in done.stdout.splitlines() if ": ran in " in line]
+    return {line.split("] ")[1].split(":")[0] for line in ran}  # "[3/8] <stage>: ran in ..."
 
 
 def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
