@@ -128,23 +128,8 @@ def _keep_the_first_seed(params: Path) -> None:
     params.write_text(seeds.sub(r"seeds:\n\1", text, count=1))
 
 
-@pytest.fixture
-def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
-    """A copy of the project (tracked and untracked-but-not-ignored files) in a new git repo.
-
-    ``dvc.lock`` is dropped so every stage really runs, and ``seeds`` holds only its first
-    seed, so each variant trains once; ``python`` on the PATH is this
-    test's interpreter, so stage commands import the attnlab under test. W&B is offline
-    and writes, like every run artefact, under ``tmp_path``.
-    """
-    root = tmp_path / "project"
-    for name in _project_files():
-        if name == "dvc.lock":
-            continue
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(PROJECT_ROOT / name, target)
-    env = {
+def _project_env(tmp_path: Path, corpus_mirror: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "ATTNLAB_CORPUS_MIRROR": str(corpus_mirror),
@@ -157,9 +142,59 @@ def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
         "GIT_COMMITTER_NAME": "attnlab tests",
         "GIT_COMMITTER_EMAIL": "tests@attnlab.invalid",
     }
+
+
+def _new_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
+    root = tmp_path / "project"
+    for name in _project_files():
+        if name == "dvc.lock":
+            continue
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT_ROOT / name, target)
     _keep_the_first_seed(root / "params.yaml")
-    project = DvcProject(root, env)
+    project = DvcProject(root, _project_env(tmp_path, corpus_mirror))
     project.run("git", "init", "-q", "-b", "main")
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "project under test")
     return project
+
+
+@pytest.fixture
+def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
+    """A copy of the project (tracked and untracked-but-not-ignored files) in a new git repo.
+
+    ``dvc.lock`` is dropped so every stage really runs, and ``seeds`` holds only its first
+    seed, so each variant trains once; ``python`` on the PATH is this
+    test's interpreter, so stage commands import the attnlab under test. W&B is offline
+    and writes, like every run artefact, under ``tmp_path``.
+    """
+    return _new_project(tmp_path, corpus_mirror)
+
+
+@pytest.fixture(scope="session")
+def _tokenized_project(tmp_path_factory: pytest.TempPathFactory, corpus_mirror: Path) -> Path:
+    """A ``dvc_project`` whose data stages ran once, by the real ``dvc repro tokenize``."""
+    project = _new_project(tmp_path_factory.mktemp("tokenized"), corpus_mirror)
+    project.dvc("repro", "tokenize")
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "the data stages")
+    return project.root
+
+
+@pytest.fixture
+def tokenized_project(tmp_path: Path, corpus_mirror: Path, _tokenized_project: Path) -> DvcProject:
+    """``dvc_project`` with its data stages (download, bpe, tokenize) run and committed.
+
+    For the tests of what comes after the data: the data stages run once a session
+    (tests/data tests them), and each test gets its own copy of that project: its git
+    history, DVC cache and workspace, but not DVC's locks and state under ``.dvc/tmp``.
+    """
+    root = tmp_path / "project"
+    shutil.copytree(
+        _tokenized_project,
+        root,
+        symlinks=True,
+        ignore=lambda folder, names: ["tmp"] if Path(folder).name == ".dvc" else [],
+    )
+    return DvcProject(root, _project_env(tmp_path, corpus_mirror))

@@ -5,8 +5,9 @@ hundred times in a ``dvc repro`` of several seeds; Lightning alone costs each 3-
 stage script runs ``--help`` in a fresh interpreter, which imports everything the stage
 imports, and reports which of the training stack it loaded. The train stage must load it,
 so the probe can tell. The sweep stage trains, but its ``--help`` loads none of it either.
-The stages that build no model (download, bpe, report) do not even import torch: the params
-loader validates model configs without it.
+The stages that build no model (download, bpe, tokenize, winograd-data, report) do not even
+import torch: the params loader validates model configs without it, and the data stages
+write their files without it.
 """
 
 import importlib
@@ -35,7 +36,8 @@ except SystemExit:
 print("LOADED", *sorted(m for m in {stack!r} if m in sys.modules))
 """
 READERS = ["evaluate", "winograd_score", "winograd_maps", "report", "probes"]
-BUILD_NO_MODEL = ["download", "bpe", "report"]  # they validate every variant's config
+# They validate every variant's config; the data stages also write what the readers load.
+BUILD_NO_MODEL = ["download", "bpe", "tokenize_corpus", "winograd_data", "report"]
 
 
 def _loaded_by(script: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[str, list[str]]:

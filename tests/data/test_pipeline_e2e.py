@@ -20,8 +20,13 @@ def test_repro_then_nothing_then_only_the_bpe_knob_reruns(dvc_project):
     again = dvc_project.dvc("repro", "tokenize")
     assert dvc_project.ran_stages(again.stdout) == []
 
-    exp = dvc_project.dvc("exp", "run", "-S", "bpe.vocab_size=512", "tokenize")
-    assert dvc_project.ran_stages(exp.stdout) == ["bpe", "tokenize"]
+    def smaller_vocabulary(params: dict) -> None:
+        params["bpe"]["vocab_size"] = 512
+
+    # (tests/config runs the same edit as `dvc exp run -S`, on the download stage.)
+    dvc_project.edit_params(smaller_vocabulary, commit=False)
+    knob = dvc_project.dvc("repro", "tokenize")
+    assert dvc_project.ran_stages(knob.stdout) == ["bpe", "tokenize"]
     assert json.loads((root / "reports/metrics/corpus.json").read_text())["vocab_size"] == 512
 
     # A record, not a DVC metric: `dvc exp show` compares the report's headline alone.

@@ -1,16 +1,24 @@
-"""The real ``dvc repro evaluate`` at a tiny budget: every variant gets every key it should."""
+"""The real evaluate stages at a tiny budget: every variant gets every key it should.
+
+The stages run two at a time under ``attnlab repro`` (each one a real ``dvc repro
+--single-item``; tests/fanout checks that this records what a serial ``dvc repro`` does),
+and a serial ``dvc repro`` then finds nothing to do.
+"""
 
 import json
 import math
+import sys
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
 # One variant per kind of record: no mixer (and no extras), E09's undivided wide head,
-# E11's 12 post-norm blocks, E13's learned table (the one that must hold 256 positions).
+# E11's post-norm blocks, E13's learned table (the one that must hold 256 positions).
 KEEP = ("ladder-no-context", "dk-1024-unscaled", "norm-post", "positions-learned")
 SEED = 1337  # the first of params seeds, the one seed the tests' project keeps
+POST_NORM_BLOCKS = 3  # E11's 12 cut to a first, a middle and a last block
 
 
 def _shrink(params: dict) -> None:
@@ -20,6 +28,9 @@ def _shrink(params: dict) -> None:
     params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
     params["checkpoint"].update(every_n_train_steps=2)
     params["evaluate"].update(device="cpu", stats_windows=4, batch_size=64)
+    # Whole-split perplexities dominate: narrow the wide head and cut the deep model.
+    params["variants"]["dk-1024-unscaled"]["model"]["d_head"] = 64
+    params["variants"]["norm-post"]["model"]["n_layer"] = POST_NORM_BLOCKS
 
 
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
@@ -44,20 +55,27 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     return keys
 
 
-def test_repro_evaluate_writes_every_key_for_its_variants(dvc_project):
-    dvc_project.env["OMP_NUM_THREADS"] = "1"  # tiny models: one thread is fastest
-    dvc_project.edit_params(_shrink)
+def _ran_by_fan_out(project, targets: list[str]) -> set[str]:
+    attnlab = str(Path(sys.executable).parent / "attnlab")
+    done = project.run(attnlab, "repro", "--jobs", "2", *targets)
+    ran = [line for line in done.stdout.splitlines() if ": ran in " in line]
+    return {line.split("] ")[1].split(":")[0] for line in ran}  # "[3/8] <stage>: ran in ..."
+
+
+def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
+    project = tokenized_project
+    project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
+    project.edit_params(_shrink)
     # Only these variants' stages (and what they need): other sections of params.yaml
     # name variants, so the catalogue stays whole and only the targets are narrowed.
     targets = [f"evaluate@{name}-{SEED}" for name in KEEP]
-    done = dvc_project.dvc("repro", *targets)
-    ran = dvc_project.ran_stages(done.stdout)
-    assert set(targets) <= set(ran)
+    ran = _ran_by_fan_out(project, targets)
+    assert set(targets) <= ran
     assert {f"train@{name}-{SEED}" for name in KEEP} == {s for s in ran if s.startswith("train@")}
 
-    root = dvc_project.root
+    root = project.root
     corpus = json.loads((root / "reports/metrics/corpus.json").read_text())
-    shapes = {"dk-1024-unscaled": (1, 1), "norm-post": (12, 4)}
+    shapes = {"dk-1024-unscaled": (1, 1), "norm-post": (POST_NORM_BLOCKS, 4)}
     for name in KEEP:
         record = json.loads((root / f"reports/metrics/{name}/seed-{SEED}/eval.json").read_text())
         n_layer, n_head = shapes.get(name, (1, 4))
@@ -76,7 +94,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(dvc_project):
     positions = root / f"reports/metrics/positions-learned/seed-{SEED}/eval.json"
     positions = json.loads(positions.read_text())
     assert positions["val/ppl@64"] == positions["val/ppl"]  # trained at 64: the same protocol
-    assert dvc_project.ran_stages(dvc_project.dvc("repro", *targets).stdout) == []
+    assert project.ran_stages(project.dvc("repro", *targets).stdout) == []
     # The per-variant records are plain outputs: DVC's metrics are the report's headline.
-    shown = dvc_project.dvc("metrics", "show", "--json").stdout
+    shown = project.dvc("metrics", "show", "--json").stdout
     assert "val/ppl@256" not in shown and "grad_norm/ratio_last_first" not in shown

@@ -1,6 +1,7 @@
 """The real fan-out (`attnlab repro`) against a serial `dvc repro`, at a tiny budget."""
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -16,8 +17,8 @@ from attnlab.training import load_checkpoint_file, load_trained_model
 pytestmark = pytest.mark.slow
 
 SEED = 1337  # the first of params seeds, the one seed the tests' project keeps
-# The data stages, two trained variants and their evaluations: a diamond of real stages.
-TARGETS = [f"evaluate@ladder-no-context-{SEED}", f"evaluate@ladder-mlp-{SEED}"]
+# The data stages in a chain, then two trained variants at once, then one's evaluation.
+TARGETS = [f"evaluate@ladder-no-context-{SEED}", f"train@ladder-mlp-{SEED}"]
 STAGES = {
     "download",
     "bpe",
@@ -25,8 +26,8 @@ STAGES = {
     f"train@ladder-no-context-{SEED}",
     f"train@ladder-mlp-{SEED}",
     f"evaluate@ladder-no-context-{SEED}",
-    f"evaluate@ladder-mlp-{SEED}",
 }
+TRAINED = [f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"]
 # Metrics that measure the run, not its result.
 TIMINGS = {"wall_s", "tokens_per_s", "seconds", "elapsed_s"}
 
@@ -75,17 +76,29 @@ def _record(root: Path) -> tuple[dict, dict]:
     return lock, metrics
 
 
+def _shrunk(project):
+    project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
+    project.env.pop("OMP_NUM_THREADS", None)  # the fan-out sets it: one thread a job
+    project.edit_params(_shrink)
+    return project
+
+
 @pytest.fixture
-def project(dvc_project):
-    dvc_project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
-    dvc_project.env.pop("OMP_NUM_THREADS", None)  # the fan-out sets it: one thread a job
-    dvc_project.edit_params(_shrink)
-    return dvc_project
+def fresh_project(dvc_project):
+    """Nothing run yet: the fan-out runs the data stages too."""
+    return _shrunk(dvc_project)
 
 
-def test_the_fan_out_records_what_a_serial_repro_records_and_then_runs_nothing(project, tmp_path):
+@pytest.fixture
+def project(tokenized_project):
+    """The data stages recorded: the fan-out starts with the trained stages."""
+    return _shrunk(tokenized_project)
+
+
+def test_the_fan_out_records_what_a_serial_repro_records_and_then_runs_nothing(fresh_project):
+    project = fresh_project
     out = _fan_out(project, "--jobs", "2", *TARGETS)
-    assert "7 stages to bring up to date, 2 at once, 1 torch thread(s) each" in out
+    assert "6 stages to bring up to date, 2 at once, 1 torch thread(s) each" in out
     assert out.count(": ran in ") == len(STAGES)
     fanned = _record(project.root)
     assert set(fanned[0]) == STAGES
@@ -118,14 +131,15 @@ def _wait_for(condition, timeout_s: float, what: str) -> None:
 
 def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(project, tmp_path):
     def long_run(params: dict) -> None:
-        params["budget"]["scale"] = 1.0  # 3000 steps of the tiny model: tens of seconds
+        # 3000 steps of 8 x 32 tokens: tens of seconds, while a stage that starts later
+        # than the other by a lock wait reaches its first checkpoint within a second.
+        params["budget"]["scale"] = 1.0
+        params["model"]["block_size"] = 32
         params["checkpoint"]["every_n_train_steps"] = 20
 
     project.edit_params(long_run)
     checkpoints = tmp_path / "runs" / "checkpoints"
-    launcher = _attnlab(
-        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
-    )
+    launcher = _attnlab(project, "--jobs", "2", *TRAINED)
     _wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, 300, "two checkpoints")
     launcher.send_signal(signal.SIGTERM)
     out, _ = launcher.communicate(timeout=120)
@@ -145,9 +159,7 @@ def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(proj
     running = subprocess.run(["pgrep", "-f", "pipeline/train.py"], capture_output=True)
     assert str(project.root) not in running.stdout.decode()  # no orphan keeps training
 
-    out = _fan_out(
-        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
-    )
+    out = _fan_out(project, "--jobs", "2", *TRAINED)
     assert out.count(": ran in ") == 2
     for variant, step in saved.items():
         metrics = json.loads(
@@ -160,33 +172,38 @@ def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(proj
 def test_stages_that_find_dvc_locks_taken_wait_or_retry_and_both_finish(project):
     from zc.lockfile import LockFile
 
-    _fan_out(project, "tokenize")
     # Another process holds DVC's repository lock while both stages start ...
+    (project.root / ".dvc/tmp").mkdir(exist_ok=True)
     repo_lock = LockFile(str(project.root / ".dvc/tmp/lock"))
     # ... and a live process reads one stage's output: DVC's status may read it too, but
-    # the stage cannot write it.
+    # the stage cannot write it until the reader is gone.
     # (Started through a shell that exits, so that init reaps it: a zombie child of this
     # test would look alive to DVC forever.)
-    holder = int(subprocess.check_output(["sh", "-c", "sleep 25 >/dev/null & echo $!"]))
+    holder = int(subprocess.check_output(["sh", "-c", "sleep 300 >/dev/null & echo $!"]))
     models = project.root / f"data/models/ladder-mlp/seed-{SEED}"
     rwlock = project.root / ".dvc/tmp/rwlock"
     rwlock.write_text(json.dumps({"read": {str(models): [{"pid": holder, "cmd": "sleep"}]}}))
-    launcher = _attnlab(
-        project, "--jobs", "2", f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"
-    )
+    launcher = _attnlab(project, "--jobs", "2", *TRAINED)
     time.sleep(5)
     repo_lock.close()
+    log = project.root / f".dvc/tmp/attnlab-repro/train@ladder-mlp-{SEED}.log"
+    blocked = "is busy, it is being blocked by"
+    try:
+        # The reader goes away once the stage has lost the race for its output's lock.
+        _wait_for(lambda: log.exists() and blocked in log.read_text(), 300, "a busy lock")
+    finally:
+        os.kill(holder, signal.SIGTERM)
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode == 0, out
     assert out.count(": ran in ") == 2
-    log = (project.root / f".dvc/tmp/attnlab-repro/train@ladder-mlp-{SEED}.log").read_text()
-    assert "is busy, it is being blocked by" in log  # it lost the race, and was retried
+    assert blocked in log.read_text()  # it lost the race, and was retried
     lock = yaml.safe_load((project.root / "dvc.lock").read_text())["stages"]
     assert {f"train@ladder-mlp-{SEED}", f"train@ladder-no-context-{SEED}"} <= set(lock)
 
 
 def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     params = (project.root / "params.yaml").read_bytes()
+    lock = (project.root / "dvc.lock").read_bytes()
     for bad, says in (
         ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
         ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
@@ -195,7 +212,7 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
         out, _ = child.communicate(timeout=120)
         assert child.returncode == 2 and out.startswith("error: ") and says in out, out
         assert (project.root / "params.yaml").read_bytes() == params
-        assert not (project.root / "dvc.lock").exists()
+        assert (project.root / "dvc.lock").read_bytes() == lock  # nothing ran
 
     out = _fan_out(
         project,

@@ -51,7 +51,8 @@ def _stages_in(root: Path) -> list[int]:
     return pids
 
 
-def test_a_rerun_beside_an_orphaned_trainer_is_refused_naming_it(dvc_project, tmp_path):
+def test_a_rerun_beside_an_orphaned_trainer_is_refused_naming_it(tokenized_project, tmp_path):
+    dvc_project = tokenized_project  # the data stages recorded, so `repro -s` can train
     dvc_project.env["OMP_NUM_THREADS"] = "1"
     dvc_project.env["WANDB_MODE"] = "disabled"
 
@@ -59,7 +60,6 @@ def test_a_rerun_beside_an_orphaned_trainer_is_refused_naming_it(dvc_project, tm
         params.update(shrunk_params(steps=3000, checkpoint={"every_n_train_steps": 5}))
 
     dvc_project.edit_params(shrink)
-    dvc_project.dvc("repro", "tokenize")
     repro = [sys.executable, "-m", "dvc", "repro", "-s", STAGE]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     first = subprocess.Popen(repro, cwd=dvc_project.root, env=dvc_project.env, **quiet)

@@ -55,7 +55,10 @@ def _runs_of(*names: str, seeds: tuple[int, ...]) -> set[str]:
     return {f"{name}-{seed}" for name in names for seed in seeds}
 
 
-def test_adding_a_seed_runs_only_its_stages_and_removing_one_retrains_nothing(dvc_project):
+def test_adding_a_seed_runs_only_its_stages_and_removing_one_retrains_nothing(
+    tokenized_project,
+):
+    dvc_project = tokenized_project  # the data stages recorded: tests/data runs them
     dvc_project.env["OMP_NUM_THREADS"] = "1"
     dvc_project.env["WANDB_MODE"] = "disabled"
     dvc_project.edit_params(_shrink)

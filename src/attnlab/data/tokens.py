@@ -7,18 +7,23 @@ that hash first: one flipped bit of a Parquet file often still decodes, to other
 tokens, and training on them would be recorded as a result of the real corpus.
 """
 
+from __future__ import annotations
+
 import hashlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import torch
 from tokenizers import Tokenizer
 
 from attnlab.errors import AttnlabError
+
+if TYPE_CHECKING:
+    import torch
 
 TOKEN_COLUMN = "token"
 TOKENS_SHA256 = "attnlab.tokens_sha256"
@@ -126,6 +131,8 @@ def read_tokens(path: Path) -> torch.Tensor:
             f"{path}: its tokens do not match the SHA-256 the tokenize stage recorded (the "
             "file is corrupt); restore it with `dvc checkout` or rerun `dvc repro tokenize`"
         )
+    import torch  # here: the tokenize stage writes token files and never needs torch
+
     with warnings.catch_warnings():
         # torch warns that the buffer is not writable; nothing ever writes into it.
         warnings.simplefilter("ignore", UserWarning)

@@ -5,17 +5,21 @@ A row per sentence with its words spelled out (``x``, ``y``, ``adjective``, ``ro
 training; the schema metadata carries the vocabulary, so a file is self-describing.
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import torch
-from torch import Tensor
 
 from attnlab.winograd.sentences import SENTENCE_LENGTH, Split, WinogradTask, encode
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 TOKENS = "tokens"
 _WORD_COLUMNS = ("split", "x", "y", "adjective", "role", "referent")
@@ -63,6 +67,8 @@ def read_sentences(path: Path, split: Split | None = None) -> Tensor:
         table = table.filter(pc.equal(table["split"], split))
     column = table[TOKENS].combine_chunks()
     flat = column.flatten().to_numpy(zero_copy_only=False)  # (N * L,) uint16
+    import torch  # here: the winograd-data stage writes these files and never needs torch
+
     return torch.from_numpy(flat.astype(np.int64)).view(len(table), SENTENCE_LENGTH)  # (N, L)
 
 
