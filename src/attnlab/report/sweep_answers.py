@@ -98,6 +98,19 @@ def _choice_value(done: Sequence[Trial], choice: Choice) -> tuple[float | None, 
     return None, ""
 
 
+def _standing(done: Sequence[Trial], best: Trial, value: float) -> tuple[int, float, str]:
+    """Where ``value`` stands among the completed trials: rank, share above the best, words."""
+    rank = 1 + sum((t.value or 0.0) < value for t in done)
+    over = value / (best.value or 1.0) - 1
+    if over < 0:  # a variant's own runs can beat every trial
+        where = f"{fmt(-100 * over)} % below the best trial, {_trial(best)}"
+    elif rank == 1:
+        where = "the best"
+    else:
+        where = f"{fmt(100 * over)} % above the best, {_trial(best)}"
+    return rank, over, where
+
+
 def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], dict]:
     value, source = _choice_value(done, choice)
     named = f"The catalogue's choice ({choice.variant}: {_values(choice.values)})"
@@ -106,14 +119,7 @@ def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str]
             f"{named} was not measured under this study's protocol: no completed trial has "
             "its values and its variant was not evaluated at the study's budget."
         ], {"choice/val_ppl": None}
-    rank = 1 + sum(t.value < value for t in done)  # type: ignore[operator]
-    over = value / (best.value or 1.0) - 1
-    if over < 0:  # the variant's own runs beat every trial
-        where = f"{fmt(-100 * over)} % below the best trial, {_trial(best)}"
-    elif rank == 1:
-        where = "the best"
-    else:
-        where = f"{fmt(100 * over)} % above the best, {_trial(best)}"
+    rank, over, where = _standing(done, best, value)
     return [
         f"{named}: val/ppl {fmt(value)} ({source}), rank {rank} of {len(done)} completed "
         f"trials: {where}."
@@ -237,12 +243,8 @@ def _references(
             sentences.append(f"{named}: {_unjudged(trial)}, so {verdict}.")
         else:
             value = trial.value or 0.0
-            rank = 1 + sum((t.value or 0.0) < value for t in done)
-            over = value / (best.value or 1.0) - 1
+            rank, over, where = _standing(done, best, value)
             near = over <= NEAR
-            where = (
-                "the best" if rank == 1 else f"{fmt(100 * over)} % above the best, {_trial(best)}"
-            )
             sentences.append(
                 f"{named}: trial {trial.number}, val/ppl {fmt(value)}, rank {rank} of "
                 f"{len(done)} completed trials, {where}: {'near' if near else 'not near'} the best."
