@@ -40,6 +40,7 @@ from attnlab.training.checkpoints import (
 )
 from attnlab.training.curve import LOSS, LossCurve
 from attnlab.training.datamodule import TokenWindows
+from attnlab.training.kernels import should_compile
 from attnlab.training.lock import RunLocked, exclusive_run
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
@@ -282,6 +283,9 @@ def _train(call: _Run) -> TrainResult:
             f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
             f"split evenly across {trainer.world_size} processes"
         )
+    compiled = should_compile(job.trainer, job.steps, trainer.strategy.root_device.type)
+    if compiled:
+        task.use_compiled_step()
     start, first_step = _resume_point(folder, digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
@@ -313,6 +317,7 @@ def _train(call: _Run) -> TrainResult:
         _fit(trainer, task, data, start, job.variant.name, folder if call.resumable else None)
         wall_s = time.perf_counter() - began
         metrics = _metrics(job, trainer, model, curve.points, wall_s, first_step)
+        metrics["kernels"] = "compiled" if compiled else "eager"
         summary = metrics
         exit_code = 0
     except DivergedError as err:

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from attnlab.models import LanguageModel
 from attnlab.training.data import StepBatch
+from attnlab.training.kernels import compiled_step
 
 
 def next_token_loss(model: LanguageModel, x: Tensor, y: Tensor) -> Tensor:
@@ -66,6 +67,7 @@ class LanguageModelTask(pl.LightningModule):
         self.betas = betas
         self.weight_decay = weight_decay
         self.warmup_steps = warmup_steps
+        self.step_loss = next_token_loss  # or compiled (use_compiled_step)
 
     def forward(self, idx: Tensor) -> Tensor:
         """Logits (B, T, V) for token ids ``idx`` (B, T)."""
@@ -78,7 +80,11 @@ class LanguageModelTask(pl.LightningModule):
         # guarantee instead of a hope.
         if batch.step != self.global_step:
             raise RuntimeError(f"batch of step {batch.step} arrived at step {self.global_step}")
-        return next_token_loss(self.model, batch.x, batch.y)
+        return self.step_loss(self.model, batch.x, batch.y)
+
+    def use_compiled_step(self) -> None:
+        """Run the step's forward and backward through ``torch.compile``'s kernels."""
+        self.step_loss = compiled_step(next_token_loss)
 
     def configure_optimizers(self) -> dict:
         """AdamW and a per-step LambdaLR for the warmup."""
