@@ -29,7 +29,8 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError, DivergedError, ParamsError
 from attnlab.models import LanguageModel
-from attnlab.training.artifacts import final_loss, seed_label
+from attnlab.paths import seed_label
+from attnlab.training.artifacts import final_loss
 from attnlab.training.checkpoints import (
     LAST,
     AtomicCheckpointIO,
