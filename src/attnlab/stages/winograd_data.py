@@ -4,6 +4,7 @@ from attnlab.config import load_params
 from attnlab.paths import WINOGRAD_DATA_METRICS, winograd_task, write_metrics
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.winograd.data import write_task
+from attnlab.winograd.sentences import build_task
 
 
 def main(
@@ -21,7 +22,7 @@ def main(
     cfg = loaded.winograd
     metrics = {}
     for name in ("leaky", "closed"):
-        task = cfg.build_task(name, loaded.seed)
+        task = build_task(cfg, name, loaded.seed)
         write_task(task, winograd_task(name))
         metrics[name] = {
             "vocab_size": len(task.vocabulary),
