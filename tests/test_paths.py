@@ -22,8 +22,9 @@ from attnlab.errors import AttnlabError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run_outputs(model: Path, metrics: Path, curves: Path) -> set[Path]:
+def _run_outputs(folders: tuple[Path, Path, Path]) -> set[Path]:
     """What ``train`` and ``sweep-check`` write for one run."""
+    model, metrics, curves = folders
     return {
         model,
         metrics / paths.TRAIN_METRICS,
@@ -53,11 +54,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
         ),
         "cost": ({paths.COST_METRICS, paths.COST_TABLE, paths.figure("e14_cost.png")}, set()),
         "train": (
-            _run_outputs(
-                paths.model_dir(variant, seed),
-                paths.metrics_dir(variant, seed),
-                paths.curves_dir(variant, seed),
-            ),
+            _run_outputs(paths.run_folders(variant, seed)),
             tokens,
         ),
         "evaluate": (
@@ -106,12 +103,8 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
             tokens,
         ),
         "sweep-check": (
-            _run_outputs(
-                paths.check_model_dir(study, seed),
-                paths.check_metrics_dir(study, seed),
-                paths.check_curves_dir(study, seed),
-            )
-            | {paths.check_metrics_dir(study, seed) / paths.EVAL_METRICS},
+            _run_outputs(paths.check_folders(study, seed))
+            | {paths.check_folders(study, seed)[1] / paths.EVAL_METRICS},
             tokens | {paths.best_trial(study)},
         ),
     }

@@ -101,6 +101,11 @@ def curves_dir(variant: str, seed: int) -> Path:
     return CURVES / run(variant, seed)
 
 
+def run_folders(variant: str, seed: int) -> tuple[Path, Path, Path]:
+    """The model, metrics and curves folders of ``train@variant-seed``."""
+    return model_dir(variant, seed), metrics_dir(variant, seed), curves_dir(variant, seed)
+
+
 def train_metrics(variant: str, seed: int) -> Path:
     """The ``train`` stage's record of one run."""
     return metrics_dir(variant, seed) / TRAIN_METRICS
@@ -146,19 +151,10 @@ def best_trial(study: str) -> Path:
     return sweep_folder(study) / BEST_TRIAL
 
 
-def check_model_dir(study: str, seed: int) -> Path:
-    """The model folder of ``sweep-check@study-seed``."""
-    return CHECK_MODELS / run(study, seed)
-
-
-def check_metrics_dir(study: str, seed: int) -> Path:
-    """The folder of ``sweep-check@study-seed``'s ``train.json`` and ``eval.json``."""
-    return METRICS / CHECK / run(study, seed)
-
-
-def check_curves_dir(study: str, seed: int) -> Path:
-    """The curves folder of ``sweep-check@study-seed``."""
-    return CURVES / CHECK / run(study, seed)
+def check_folders(study: str, seed: int) -> tuple[Path, Path, Path]:
+    """The model, metrics and curves folders of ``sweep-check@study-seed``, as a run's."""
+    label = run(study, seed)
+    return CHECK_MODELS / label, METRICS / CHECK / label, CURVES / CHECK / label
 
 
 def winograd_task(task: str) -> Path:

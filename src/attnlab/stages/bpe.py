@@ -1,8 +1,8 @@
 """Stage ``bpe``: train the byte-level BPE tokenizer on the corpus."""
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.data.bpe import save_tokenizer, train_bpe
-from attnlab.paths import RAW_CORPUS, TOKENIZER
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 
@@ -15,9 +15,9 @@ def main(
     Writes: data/tokenizer/tokenizer.json (deterministic: same input, same bytes).
     """
     cfg = load_params(params).bpe
-    text = RAW_CORPUS.read_text(encoding="utf-8")
-    digest = save_tokenizer(train_bpe(text, cfg.vocab_size), TOKENIZER)
-    print(f"{TOKENIZER}: {cfg.vocab_size} tokens, SHA-256 {digest}")
+    text = paths.RAW_CORPUS.read_text(encoding="utf-8")
+    digest = save_tokenizer(train_bpe(text, cfg.vocab_size), paths.TOKENIZER)
+    print(f"{paths.TOKENIZER}: {cfg.vocab_size} tokens, SHA-256 {digest}")
 
 
 if __name__ == "__main__":

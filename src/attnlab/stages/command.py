@@ -30,6 +30,8 @@ RunSeed = Annotated[
         "unless the variant pins train.init_seed or train.data_seed.",
     ),
 ]
+# The training stages continue a killed run from its checkpoint unless told not to.
+Resume = Annotated[bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")]
 DEBUG_ENV = "ATTNLAB_DEBUG"
 
 

@@ -3,8 +3,8 @@
 from rich.console import Console
 from rich.table import Table
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import COST_METRICS, COST_TABLE, figure, write_metrics
 from attnlab.probes.cost import (
     IMPLEMENTATIONS,
     CostCase,
@@ -63,9 +63,9 @@ def main(
         run_isolated,
         describe_environment(device),
     )
-    write_metrics(COST_METRICS, result.metrics())
-    write_table(COST_TABLE, result.table())
-    plot_cost(result, figure("e14_cost.png"))
+    paths.write_metrics(paths.COST_METRICS, result.metrics())
+    write_table(paths.COST_TABLE, result.table())
+    plot_cost(result, paths.figure("e14_cost.png"))
     _show(result)
 
 

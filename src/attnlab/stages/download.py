@@ -2,9 +2,9 @@
 
 import os
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.data.download import MIRROR_ENV, fetch_corpus
-from attnlab.paths import RAW_CORPUS
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 
@@ -20,7 +20,12 @@ def main(
     cfg = load_params(params).download
     mirror = os.environ.get(MIRROR_ENV) or None
     dest = fetch_corpus(
-        cfg.url, cfg.sha256, RAW_CORPUS, mirror=mirror, retries=cfg.retries, timeout_s=cfg.timeout_s
+        cfg.url,
+        cfg.sha256,
+        paths.RAW_CORPUS,
+        mirror=mirror,
+        retries=cfg.retries,
+        timeout_s=cfg.timeout_s,
     )
     print(
         f"{dest}: {dest.stat().st_size:,} bytes, SHA-256 {cfg.sha256} verified "

@@ -5,9 +5,9 @@ from typing import Annotated
 
 import typer
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.evaluation.trained import evaluate_trained
-from attnlab.paths import TOKENIZER, TOKENS, eval_metrics, model_dir, run, write_metrics
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 
 
@@ -34,20 +34,20 @@ def main(
     """
     cfg = load_params(params)
     record = evaluate_trained(
-        model_dir(variant, seed),
+        paths.model_dir(variant, seed),
         variant,
         seed,
         cfg.evaluate,
         cfg.seed,
-        TOKENS,
-        TOKENIZER,
+        paths.TOKENS,
+        paths.TOKENIZER,
         experiments=cfg.experiments_reading(variant),
     )
-    write_metrics(eval_metrics(variant, seed), record)
+    paths.write_metrics(paths.eval_metrics(variant, seed), record)
     headline = {
         k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))
     }
-    print(f"{run(variant, seed)}: {json.dumps(headline)}")
+    print(f"{paths.run(variant, seed)}: {json.dumps(headline)}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Stage ``probes``: the computed experiments E03-E07, E10, E12, E15 and E19 (no training)."""
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import figure, probe_metrics, probe_table, write_metrics
 from attnlab.probes.accounting import block_split_probe, gpt2_probe
 from attnlab.probes.attention import equivariance_probe, parity_probe
 from attnlab.probes.averages import averages_probe, shuffle_probe
@@ -60,11 +60,11 @@ def main(
         "e19": parity_probe(**cfg.parity.model_dump(), seed=seed),
     }
     for name, result in results.items():
-        write_metrics(probe_metrics(name), result.metrics())
-        write_table(probe_table(TABLE_NAMES[name]), result.table())
+        paths.write_metrics(paths.probe_metrics(name), result.metrics())
+        write_table(paths.probe_table(TABLE_NAMES[name]), result.table())
         print(f"{name}: {_headline(result.metrics())}")
     example = EffectiveTokens(draw).example_table()
-    write_table(probe_table("e06_example_row"), example)
+    write_table(paths.probe_table("e06_example_row"), example)
     top = sorted(example, key=lambda row: -float(row["weight_undivided"] or 0))[:3]
     print(f"e06 example row at d={cfg.example_d}, its three heaviest keys:")
     for row in top:
@@ -72,8 +72,8 @@ def main(
             f"  key {row['key']}: score {row['score']:.2f}, weight {row['weight_divided']:.4f} "
             f"divided, {row['weight_undivided']:.4f} undivided"
         )
-    plot_effective_tokens(draw, figure("e06_effective_tokens.png"))
-    plot_frozen_fraction(draw, figure("e07_frozen_fraction.png"))
+    plot_effective_tokens(draw, paths.figure("e06_effective_tokens.png"))
+    plot_frozen_fraction(draw, paths.figure("e07_frozen_fraction.png"))
 
 
 def _headline(metrics: dict) -> str:

@@ -2,20 +2,8 @@
 
 import shutil
 
+from attnlab import paths
 from attnlab.config import catalogue_choice, load_params
-from attnlab.paths import (
-    CURVES,
-    DEMO,
-    FIGURES,
-    HEADLINE,
-    METRICS,
-    REPORT_INDEX,
-    REPORT_MARKDOWN,
-    SUMMARY,
-    SWEEPS,
-    TABLES,
-    write_metrics,
-)
 from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
@@ -43,11 +31,11 @@ def main(
     """
     loaded = load_params(params)
     inputs = ReportInputs(
-        metrics=METRICS,
-        curves=CURVES,
-        tables=TABLES,
-        figures=FIGURES,
-        sweeps=SWEEPS,
+        metrics=paths.METRICS,
+        curves=paths.CURVES,
+        tables=paths.TABLES,
+        figures=paths.FIGURES,
+        sweeps=paths.SWEEPS,
         params={
             "seed": loaded.seed,
             "budget": {"scale": loaded.budget.scale},
@@ -64,21 +52,21 @@ def main(
         aliases=dict(loaded.aliases),
     )
     report = build_report(inputs)
-    REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
-    REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
-    DEMO.write_text(report.demo_html, encoding="utf-8")
-    write_metrics(HEADLINE, report.headline)
-    shutil.rmtree(SUMMARY, ignore_errors=True)  # no file of a source since removed
-    SUMMARY.mkdir()  # the declared output exists even before any seeded run
+    paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
+    paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
+    paths.DEMO.write_text(report.demo_html, encoding="utf-8")
+    paths.write_metrics(paths.HEADLINE, report.headline)
+    shutil.rmtree(paths.SUMMARY, ignore_errors=True)  # no file of a source since removed
+    paths.SUMMARY.mkdir()  # the declared output exists even before any seeded run
     for source, record in report.summary.items():
-        write_metrics(SUMMARY / f"{source}.json", record)
+        paths.write_metrics(paths.SUMMARY / f"{source}.json", record)
     decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
     held = sum(v.status == HOLDS for v in decided)
     pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
     print(
         f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
         f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
-        f"-> {REPORT_INDEX}"
+        f"-> {paths.REPORT_INDEX}"
     )
 
 

@@ -12,17 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnlab.paths import (
-    BEST_TRIAL,
-    SWEEP_FIGURES,
-    TOKENIZER,
-    TRAIN_TOKENS,
-    TRIALS,
-    VAL_TOKENS,
-    study_journal,
-    sweep_folder,
-    write_metrics,
-)
+from attnlab import paths
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 if TYPE_CHECKING:
@@ -53,7 +43,7 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     loaded = load_params(params)
     sweep = Sweep.named(loaded, study)
-    url = storage_url(loaded.sweeps.storage, study_journal(study))
+    url = storage_url(loaded.sweeps.storage, paths.study_journal(study))
     if worker and is_embedded(url):
         raise StorageError(
             "a worker joins a shared study: set ATTNLAB_OPTUNA_STORAGE (or sweeps.storage) to "
@@ -69,7 +59,7 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
     seed = worker_seed(loaded.seed) if worker else loaded.seed
     # Created (or replaced, when its definition changed) once, its reference trials enqueued
     # first, before any worker joins.
-    optuna_study = sweep.open(url, seed, TRAIN_TOKENS, VAL_TOKENS)
+    optuna_study = sweep.open(url, seed, paths.TRAIN_TOKENS, paths.VAL_TOKENS)
     run_root = run_root_from_env()
     first = WorkerJob(
         params=loaded,
@@ -78,11 +68,11 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
         seed=seed,
         threads=torch.get_num_threads(),
         device=None,
-        train_tokens=TRAIN_TOKENS,
-        val_tokens=VAL_TOKENS,
+        train_tokens=paths.TRAIN_TOKENS,
+        val_tokens=paths.VAL_TOKENS,
         run_root=run_root,
         wandb_folder=wandb_dir(run_root),
-        tokenizer=TOKENIZER,
+        tokenizer=paths.TOKENIZER,
     )
     run_workers(worker_jobs(first, count))
     return sweep, optuna_study, url, count
@@ -121,13 +111,13 @@ def main(
     )
 
     if not is_embedded(url):
-        write_snapshot(study_journal(study), optuna_study, url)
-    folder = sweep_folder(study)
-    write_trials(folder / TRIALS, optuna_study, list(sweep.study.space))
+        write_snapshot(paths.study_journal(study), optuna_study, url)
+    folder = paths.sweep_folder(study)
+    write_trials(folder / paths.TRIALS, optuna_study, list(sweep.study.space))
     protocol = {**sweep.protocol(), "storage": url.split(":", 1)[0], "workers": count}
     record = best_record(optuna_study, sweep.study.trials, protocol)
-    write_metrics(folder / BEST_TRIAL, record)
-    write_figures(folder / SWEEP_FIGURES, optuna_study)
+    paths.write_metrics(folder / paths.BEST_TRIAL, record)
+    write_figures(folder / paths.SWEEP_FIGURES, optuna_study)
     print(
         f"{sweep.name}: best val/ppl {record['val/ppl']:.3f} at trial {record['trial']} "
         f"{record['params']}; {tally(optuna_study).finished} trials finished by {count} worker(s)"

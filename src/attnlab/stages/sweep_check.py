@@ -6,21 +6,9 @@ from typing import Annotated
 
 import typer
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.evaluation.trained import evaluate_trained
-from attnlab.paths import (
-    EVAL_METRICS,
-    TOKENIZER,
-    TOKENS,
-    TRAIN_TOKENS,
-    VAL_TOKENS,
-    best_trial,
-    check_curves_dir,
-    check_metrics_dir,
-    check_model_dir,
-    run,
-    write_metrics,
-)
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.sweeps.check import check_record, check_variant, read_best_params, study_params
 from attnlab.training import TrainJob
@@ -52,26 +40,21 @@ def main(
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = load_params(params)
     axes = list(study_params(cfg, study).space)  # an unknown study: ParamsError
-    best = read_best_params(best_trial(study), study, axes)
+    best = read_best_params(paths.best_trial(study), study, axes)
     variant = check_variant(cfg, study, best)
     files = RunFiles(
-        TRAIN_TOKENS,
-        VAL_TOKENS,
-        TOKENIZER,
-        check_model_dir(study, seed),
-        check_metrics_dir(study, seed),
-        check_curves_dir(study, seed),
+        paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.check_folders(study, seed)
     )
     result = train_and_record(cfg, TrainJob.from_variant(cfg, variant, seed), files)
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     record = evaluate_trained(
-        files.model, variant.name, seed, cfg.evaluate, cfg.seed, TOKENS, TOKENIZER
+        files.model, variant.name, seed, cfg.evaluate, cfg.seed, paths.TOKENS, paths.TOKENIZER
     )
     record["check"] = check_record(cfg, study, best)
-    write_metrics(files.metrics / EVAL_METRICS, record)
+    paths.write_metrics(files.metrics / paths.EVAL_METRICS, record)
     print(
-        f"sweep-check {run(study, seed)}: {best} val/ppl {record['val/ppl']:.3f}; "
+        f"sweep-check {paths.run(study, seed)}: {best} val/ppl {record['val/ppl']:.3f}; "
         f"{json.dumps(record['check'])}"
     )
 

@@ -2,11 +2,11 @@
 
 import json
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.data.bpe import load_tokenizer
 from attnlab.data.download import sha256_of
 from attnlab.data.tokens import encode_corpus, split_stream, write_split
-from attnlab.paths import CORPUS_METRICS, RAW_CORPUS, TOKENIZER, TOKENS, write_metrics
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 
@@ -20,12 +20,12 @@ def main(
     and reports/metrics/corpus.json (chars, tokens, chars_per_token, split sizes, vocab).
     """
     cfg = load_params(params).tokenize
-    text = RAW_CORPUS.read_text(encoding="utf-8")
-    tokenizer = load_tokenizer(TOKENIZER)
+    text = paths.RAW_CORPUS.read_text(encoding="utf-8")
+    tokenizer = load_tokenizer(paths.TOKENIZER)
     tokens = encode_corpus(tokenizer, text)
     splits = split_stream(tokens, cfg.val_fraction)
     for split in splits:
-        write_split(split, TOKENS / f"{split.name}.parquet", sha256_of(TOKENIZER))
+        write_split(split, paths.TOKENS / f"{split.name}.parquet", sha256_of(paths.TOKENIZER))
     train, val = splits
     metrics = {
         "chars": len(text),
@@ -35,7 +35,7 @@ def main(
         "val_tokens": len(val.tokens),
         "vocab_size": tokenizer.get_vocab_size(),
     }
-    write_metrics(CORPUS_METRICS, metrics)
+    paths.write_metrics(paths.CORPUS_METRICS, metrics)
     print(json.dumps(metrics))
 
 

@@ -5,17 +5,9 @@ from typing import Annotated
 
 import typer
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import (
-    TOKENIZER,
-    TRAIN_TOKENS,
-    VAL_TOKENS,
-    curves_dir,
-    metrics_dir,
-    model_dir,
-    run,
-)
-from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
 from attnlab.training import TrainJob
 from attnlab.training.recorded import RunFiles, train_and_record
 
@@ -24,9 +16,7 @@ def main(
     variant: Annotated[str, typer.Option("--variant", help="The variant to train.")],
     seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
-    resume: Annotated[
-        bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")
-    ] = True,
+    resume: Resume = True,
     keep_checkpoint: Annotated[
         bool, typer.Option(help="Keep the final checkpoint (optimiser state) after success.")
     ] = False,
@@ -52,19 +42,14 @@ def main(
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant, seed)
     files = RunFiles(
-        TRAIN_TOKENS,
-        VAL_TOKENS,
-        TOKENIZER,
-        model_dir(variant, seed),
-        metrics_dir(variant, seed),
-        curves_dir(variant, seed),
+        paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.run_folders(variant, seed)
     )
     result = train_and_record(cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint)
     if not result.is_global_zero:
         return  # DDP: rank 0 alone wrote the outputs
     metrics = result.metrics
     print(
-        f"{run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
+        f"{paths.run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
         f"after {metrics['steps']} steps, "
         f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
     )

@@ -1,7 +1,7 @@
 """Stage ``winograd-data``: generate both Winograd tasks (E16 leaky, E17 closed) as Parquet."""
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import WINOGRAD_DATA_METRICS, winograd_task, write_metrics
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.winograd.data import write_task
 from attnlab.winograd.sentences import build_task
@@ -23,7 +23,7 @@ def main(
     metrics = {}
     for name in ("leaky", "closed"):
         task = build_task(cfg, name, loaded.seed)
-        write_task(task, winograd_task(name))
+        write_task(task, paths.winograd_task(name))
         metrics[name] = {
             "vocab_size": len(task.vocabulary),
             "train_sentences": len(task.split("train")),
@@ -33,7 +33,7 @@ def main(
             "vocabulary": " ".join(task.vocabulary),
         }
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in metrics[name].items()))
-    write_metrics(WINOGRAD_DATA_METRICS, metrics)
+    paths.write_metrics(paths.WINOGRAD_DATA_METRICS, metrics)
 
 
 if __name__ == "__main__":

@@ -2,15 +2,8 @@
 
 import csv
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import (
-    WINOGRAD_MAPS,
-    WINOGRAD_MAPS_TABLE,
-    figure,
-    winograd_model_dir,
-    winograd_task,
-    write_metrics,
-)
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.training.artifacts import load_trained_model
 from attnlab.winograd.data import pair_split, read_vocabulary
@@ -35,20 +28,20 @@ def main(
     """
     cfg = load_params(params).winograd
     maps = cfg.maps
-    path = winograd_task(cfg.task_of(maps.variant))
-    model = load_trained_model(winograd_model_dir(maps.variant, seed)).model
+    path = paths.winograd_task(cfg.task_of(maps.variant))
+    model = load_trained_model(paths.winograd_model_dir(maps.variant, seed)).model
     split = pair_split(path, maps.x, maps.y)
     sentences = probe_sentences(maps.x, maps.y, cfg.adjectives.adjectives(), split)
     rows = query_rows(model, sentences, read_vocabulary(path))
     record = maps_record(maps.variant, rows)
-    write_metrics(WINOGRAD_MAPS, record)
+    paths.write_metrics(paths.WINOGRAD_MAPS, record)
     table = maps_table(rows)
-    with open(WINOGRAD_MAPS_TABLE, "w", newline="", encoding="utf-8") as handle:
+    with open(paths.WINOGRAD_MAPS_TABLE, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(table[0]), delimiter="\t")
         writer.writeheader()
         writer.writerows(table)
-    draw_blocks(record, maps.adjectives, figure("winograd_maps.png"))
-    draw_adjectives(record, figure("winograd_adjectives.png"))
+    draw_blocks(record, maps.adjectives, paths.figure("winograd_maps.png"))
+    draw_adjectives(record, paths.figure("winograd_adjectives.png"))
     for row in rows:
         weights = " | ".join(
             f"block {b + 1}: {row.words[max(range(len(w)), key=w.__getitem__)]} {max(w):.2f}"

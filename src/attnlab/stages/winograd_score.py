@@ -4,15 +4,9 @@ from typing import Annotated
 
 import typer
 
+from attnlab import paths
 from attnlab.config import load_params
 from attnlab.errors import AttnlabError
-from attnlab.paths import (
-    run,
-    winograd_model_dir,
-    winograd_score_metrics,
-    winograd_task,
-    write_metrics,
-)
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.training.artifacts import load_trained_model
 from attnlab.winograd.data import read_sentences, read_vocabulary
@@ -36,8 +30,8 @@ def main(
     train split as winograd/train_*.
     """
     task = load_params(params).winograd.task_of(variant)
-    path = winograd_task(task)
-    folder = winograd_model_dir(variant, seed)
+    path = paths.winograd_task(task)
+    folder = paths.winograd_model_dir(variant, seed)
     trained = load_trained_model(folder)
     model = trained.model
     if trained.variant.name != variant or trained.config.get("seed") != seed:
@@ -47,10 +41,10 @@ def main(
     metrics = winograd_metrics(
         model, read_sentences(path, "train"), read_sentences(path, "held_out")
     )
-    write_metrics(winograd_score_metrics(variant, seed), {**trained.seeds, **metrics})
+    paths.write_metrics(paths.winograd_score_metrics(variant, seed), {**trained.seeds, **metrics})
     shown = ("acc", "wrong_noun", "neither", "sentences", "train_acc")
     said = ", ".join(f"{key} {metrics['winograd/' + key]}" for key in shown)
-    print(f"{run(variant, seed)}: {said}")
+    print(f"{paths.run(variant, seed)}: {said}")
 
 
 if __name__ == "__main__":

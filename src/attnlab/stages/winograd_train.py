@@ -6,16 +6,9 @@ from typing import Annotated
 import torch
 import typer
 
+from attnlab import paths
 from attnlab.config import load_params
-from attnlab.paths import (
-    run,
-    winograd_curve,
-    winograd_model_dir,
-    winograd_task,
-    winograd_train_metrics,
-    write_metrics,
-)
-from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
 from attnlab.training import (
     TrainJob,
     run_root_from_env,
@@ -31,9 +24,7 @@ def main(
     variant: Annotated[str, typer.Option("--variant", help="The Winograd variant to train.")],
     seed: RunSeed,
     params: ParamsFile = DEFAULT_PARAMS,
-    resume: Annotated[
-        bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")
-    ] = True,
+    resume: Resume = True,
 ) -> None:
     """Train one Winograd variant under one seed on its task's training sentences, resumably.
 
@@ -52,7 +43,7 @@ def main(
     cfg = loaded.winograd
     torch.set_num_threads(cfg.torch_threads)
     job = TrainJob.from_variant(loaded, cfg.variant(variant), seed)
-    path = winograd_task(cfg.task_of(variant))
+    path = paths.winograd_task(cfg.task_of(variant))
     sentences = WinogradSentences(
         path, job.variant.train.batch_size, job.data_seed, job.steps, job.trainer.num_workers
     )
@@ -60,16 +51,16 @@ def main(
     result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
-    save_trained_model(result.model, result.config, winograd_model_dir(variant, seed))
-    write_metrics(
-        winograd_train_metrics(variant, seed),
+    save_trained_model(result.model, result.config, paths.winograd_model_dir(variant, seed))
+    paths.write_metrics(
+        paths.winograd_train_metrics(variant, seed),
         {**result.metrics, "provenance": result.provenance},
     )
-    write_curve(winograd_curve(variant, seed), result.curve)
+    write_curve(paths.winograd_curve(variant, seed), result.curve)
     result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(
-        f"{run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
+        f"{paths.run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
         f"after {metrics['steps']} steps, "
         f"{metrics['wall_s']:.1f} s"
     )
