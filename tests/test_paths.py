@@ -162,7 +162,7 @@ def test_a_non_finite_number_is_written_as_null_which_dvc_can_read(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "missing"), ("{not json", "not a JSON record"), ("[1, 2]", "expected an object")],
+    [(None, "missing"), ("{not json", "unreadable"), ("[1, 2]", "expected a JSON object")],
 )
 def test_a_bad_metrics_file_is_an_error_naming_it(tmp_path, content, message):
     path = tmp_path / "best.json"

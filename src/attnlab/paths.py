@@ -216,14 +216,15 @@ def read_metrics(path: Path) -> dict[str, Any]:
     """Read a JSON record written by :func:`write_metrics`.
 
     Raises:
-        AttnlabError: the file is missing, not JSON, or not a JSON object (named).
+        AttnlabError: the file is missing, cannot be read, is not JSON or not a JSON
+            object; the message names the file.
     """
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AttnlabError(f"{path}: missing") from None
     except (OSError, ValueError) as err:
-        raise AttnlabError(f"{path}: not a JSON record ({err})") from None
+        raise AttnlabError(f"{path}: unreadable ({err})") from None
     if not isinstance(record, dict):
-        raise AttnlabError(f"{path}: not a JSON record (expected an object)")
+        raise AttnlabError(f"{path}: unreadable (expected a JSON object)")
     return record
