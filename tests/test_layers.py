@@ -76,3 +76,17 @@ def test_every_stage_has_its_script():
         for s in SCRIPTS
     }
     assert commands == set(STAGES.values())
+
+
+def test_only_the_command_line_imports_the_stage_commands():
+    library = ROOT / "src" / "attnlab"
+    importers = []
+    for module in library.rglob("*.py"):
+        if (library / "stages") in module.parents or module == library / "cli.py":
+            continue
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        if any(name.startswith("attnlab.stages") for name in imported):
+            importers.append(module.relative_to(library))
+    assert importers == []
