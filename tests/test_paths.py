@@ -62,13 +62,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
             tokens | {paths.model_dir(variant, seed)},
         ),
         "report": (
-            {
-                paths.REPORT_INDEX,
-                paths.REPORT_MARKDOWN,
-                paths.DEMO,
-                paths.SUMMARY,
-                paths.HEADLINE,
-            },
+            {paths.REPORT_INDEX, paths.REPORT_MARKDOWN, paths.DEMO, paths.SUMMARY, paths.HEADLINE},
             {paths.METRICS, paths.CURVES, paths.TABLES, paths.FIGURES, paths.SWEEPS},
         ),
         "winograd-data": (tasks | {paths.WINOGRAD_DATA_METRICS}, set()),
