@@ -3,7 +3,7 @@
 This is the ``train`` stage of every trained experiment in docs/catalogue.md, as a library
 call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
 and returns the trained model, its curve and its metrics. Writing the stage's outputs is
-left to the caller (``pipeline/train.py``), through :mod:`attnlab.training.artifacts`.
+left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.training.artifacts`.
 
 Adding validation points during training later: give :class:`TokenWindows` a
 ``val_dataloader`` over the validation split, :class:`LanguageModelTask` a
@@ -29,7 +29,8 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError, DivergedError, ParamsError
 from attnlab.models import LanguageModel
-from attnlab.training.artifacts import final_loss, seed_label
+from attnlab.paths import seed_label
+from attnlab.training.artifacts import final_loss
 from attnlab.training.checkpoints import (
     LAST,
     AtomicCheckpointIO,
