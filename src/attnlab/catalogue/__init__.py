@@ -17,7 +17,15 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from attnlab.catalogue.entries import Catalogue, Chart, ClaimSpec, Experiment, Measure, Row
+from attnlab.catalogue.entries import (
+    Catalogue,
+    Chart,
+    ClaimSpec,
+    Experiment,
+    Measure,
+    Row,
+    Task,
+)
 from attnlab.errors import AttnlabError
 
 CATALOGUE_FILE = Path(__file__).with_name("experiments.yaml")
@@ -82,7 +90,7 @@ def measurements_for(*names: str) -> tuple[str, ...]:
     return measurements_of(experiments_of(*names))
 
 
-def winograd_task(variant: str) -> str | None:
+def winograd_task(variant: str) -> Task | None:
     """The Winograd task ``variant`` trains on: its experiment's ``task``.
 
     ``None`` when no Winograd experiment has it among its rows.
@@ -107,6 +115,7 @@ __all__ = [
     "Experiment",
     "Measure",
     "Row",
+    "Task",
     "catalogue",
     "charts_of",
     "experiment",

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Measurement = Literal["extrapolation", "score_stats", "grad_norms"]
+Task = Literal["leaky", "closed"]
 Curve = Literal["train_loss", "val_ppl", "winograd_loss"]
 RuleName = Literal[
     "ratio_in",
@@ -131,7 +132,7 @@ class Experiment(Model):
     code: Annotated[list[str], Field(min_length=1)]
     rows: list[Row] = []
     measure: list[Measurement] = []
-    task: Literal["leaky", "closed"] | None = None
+    task: Task | None = None
     probe: str | None = None
     tables: list[TableFile] = []
     figures: list[str] = []
