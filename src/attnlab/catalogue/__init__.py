@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -35,19 +36,29 @@ class CatalogueError(AttnlabError):
     """The catalogue file is malformed, or a query names something it does not hold."""
 
 
-@cache
-def catalogue() -> Catalogue:
-    """The validated catalogue, read once.
+def parse_catalogue(raw: Any, source: str) -> Catalogue:
+    """Validate the plain data of a catalogue file read from ``source``.
 
     Raises:
-        CatalogueError: naming the offending key of ``experiments.yaml``.
+        CatalogueError: naming ``source`` and the offending key (``experiments.E13.rows``).
     """
     try:
-        return Catalogue.model_validate(yaml.safe_load(CATALOGUE_FILE.read_text()))
+        return Catalogue.model_validate(raw)
     except ValidationError as err:
         first = err.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise CatalogueError(f"{CATALOGUE_FILE}: {where}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise CatalogueError(f"{source}: {where}: {message}") from None
+
+
+@cache
+def catalogue() -> Catalogue:
+    """The validated catalogue of ``experiments.yaml``, read once.
+
+    Raises:
+        CatalogueError: naming the offending key.
+    """
+    return parse_catalogue(yaml.safe_load(CATALOGUE_FILE.read_text()), str(CATALOGUE_FILE))
 
 
 def experiments() -> dict[str, Experiment]:
@@ -123,5 +134,6 @@ __all__ = [
     "experiments_of",
     "measurements_for",
     "measurements_of",
+    "parse_catalogue",
     "winograd_task",
 ]
