@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from attnlab.catalogue import experiments_of, measurements_for
+from attnlab.catalogue import experiments, experiments_of, measurements_for
 from attnlab.report import ReportInputs
 from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
@@ -32,6 +32,7 @@ PARAMS = {
     "sweeps": {"dk": {"variant": "dk-128-scaled", "choice": {"d_head": 128, "scale_scores": True}}},
 }
 SEEDS = (1, 2)
+GROUPS = {"probes", "cost", "winograd", "sweeps"}  # what ``write_run`` keeps beside experiments
 
 
 def jitter(seed: int, i: int) -> float:
@@ -140,6 +141,9 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
     (``E02``, ``E18``...) and the groups listed (``probes``, ``cost``, ``winograd``,
     ``sweeps``); None keeps everything.
     """
+    unknown = set(only or ()) - set(experiments()) - GROUPS
+    if unknown:  # a word that keeps nothing would make a partial run of the wrong shape
+        raise ValueError(f"only: not an experiment id or a group: {sorted(unknown)}")
     keep = (lambda word: True) if only is None else (lambda word: word in only)
     _json(reports / "metrics/corpus.json", {"chars": 1115394, "tokens": 459792})
     for i, name in enumerate(VARIANTS):
