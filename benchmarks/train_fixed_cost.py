@@ -14,7 +14,9 @@ checkout (tokenized once), one variant's train stage runs, alternating across re
 
 The fixed cost holds the val/ppl curve (about ``steps / every_steps`` points at any
 budget, so its cost does not shrink with the budget) and Lightning's set-up. Figures are
-medians; the machine's other work slows every configuration alike, because they alternate.
+medians of wall and of CPU seconds (the stage and every process it waited for); the
+configurations alternate, so the machine's other work slows each alike, and CPU seconds
+are the steadier figure when other work competes for the cores.
 
     python benchmarks/train_fixed_cost.py --repeats 3
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -71,34 +74,54 @@ def main() -> None:
             ),
         }
         walls: dict[str, list[float]] = {name: [] for name in configurations}
+        cpus: dict[str, list[float]] = {name: [] for name in configurations}
         steps: dict[str, int] = {}
         for repeat in range(args.repeats):
             order = list(configurations) if repeat % 2 == 0 else list(reversed(configurations))
             for name in order:
                 command, run_env = configurations[name]
+                before = _children_cpu()
                 walls[name].append(timed_run(command, root, run_env))
+                cpus[name].append(_children_cpu() - before)
                 if name in ("small", "large"):
                     steps[name] = _steps(root, args.variant, seed)
-    wall = {name: statistics.median(values) for name, values in walls.items()}
-    per_step = (wall["large"] - wall["small"]) / (steps["large"] - steps["small"])
-    fixed = wall["small"] - steps["small"] * per_step
-    wandb = wall["small"] - wall["small, W&B disabled"]
-    dvc = wall["small, dvc repro"] - wall["small"]
     print(f"train@{args.variant}-{seed}, {args.repeats} runs each, medians, {os.cpu_count()} cores")
-    for name, seconds in wall.items():
-        print(f"  {name:<22} {seconds:6.1f} s")
-    print(f"a step: {per_step:.3f} s ({steps['small']} and {steps['large']} steps)")
-    print(
-        f"fixed cost of the stage: {fixed:5.1f} s (target {TARGET_S:.0f} s: "
-        f"{'met' if fixed <= TARGET_S else 'NOT met'})"
+    print(f"  {'':<22} {'wall s':>8} {'CPU s':>8}   (wall min-max)")
+    for name in configurations:
+        wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        spread = f"{min(walls[name]):.1f}-{max(walls[name]):.1f}"
+        print(f"  {name:<22} {wall:8.1f} {cpu:8.1f}   ({spread})")
+    for label, seconds in (("wall", walls), ("CPU", cpus)):
+        _breakdown(label, {name: statistics.median(v) for name, v in seconds.items()}, steps)
+
+
+def _breakdown(label: str, median: dict[str, float], steps: dict[str, int]) -> None:
+    """Split the small run's ``label`` seconds into its steps and its fixed parts."""
+    per_step = (median["large"] - median["small"]) / (steps["large"] - steps["small"])
+    fixed = median["small"] - steps["small"] * per_step
+    wandb = median["small"] - median["small, W&B disabled"]
+    verdict = (
+        ""
+        if label != "wall"
+        else f" (target {TARGET_S:.0f} s: {'met' if fixed <= TARGET_S else 'NOT met'})"
     )
-    print(f"  start-up (imports, command line) {wall['help']:5.1f} s")
+    print(
+        f"{label}: a step {per_step:.3f} s ({steps['small']} and {steps['large']} steps); "
+        f"fixed cost {fixed:.1f} s{verdict}"
+    )
+    print(f"  start-up (imports, command line) {median['help']:5.1f} s")
     print(f"  W&B offline start and finish     {wandb:5.1f} s")
     print(
         f"  the rest (params, Lightning set-up, val/ppl curve, outputs) "
-        f"{fixed - wall['help'] - wandb:5.1f} s"
+        f"{fixed - median['help'] - wandb:5.1f} s"
     )
-    print(f"DVC's own share on top, through dvc repro: {dvc:5.1f} s")
+    dvc = median["small, dvc repro"] - median["small"]
+    print(f"  DVC's own share on top, through dvc repro: {dvc:5.1f} s")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _first_seed(root: Path) -> str:
