@@ -85,7 +85,7 @@ def main(
     """Run study STUDY until it has its trials (continuing a stopped one), then report.
 
     Reads: params `seed`, `budget.scale`, `model`, `train`, `bpe.vocab_size`, the study's
-    variant in `variants`, `trainer`, `checkpoint`, `wandb`, `evaluate.batch_size`,
+    variant in `variants`, `trainer`, `runtime`, `evaluate.batch_size`,
     `evaluate.curve`, `sweeps` (storage, heartbeat, retries, `studies.STUDY`);
     `data/tokens/train.parquet` and `val.parquet`; `data/tokenizer/tokenizer.json` (the
     bytes per token of each trial's val/bpb); the environment variables
