@@ -21,7 +21,7 @@ def sweep_params(trials: int = 4, steps: int = 8, **sweeps: object) -> dict:
 
     Study ``dk`` keeps its real search space; its variant trains ``steps`` steps (the
     study's budget shrinks to fit) with a ``val/ppl`` point every step and no pruner
-    warm-up. ``sweeps`` update the sweeps section (``heartbeat_interval_s=1``).
+    warm-up. ``sweeps`` update the sweeps section (``workers=1``).
     """
     params = copy.deepcopy(REAL_PARAMS)
     params["model"].update(d_model=32, block_size=32)

@@ -10,7 +10,7 @@ stage declares: changing them retrains nothing.
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveInt, model_validator
 
 from attnlab.config.base import Section
 
@@ -49,13 +49,33 @@ class WandbParams(Section):
     init_timeout_s: Annotated[float, Field(gt=0.0, le=600.0)]
 
 
+class HeartbeatParams(Section):
+    """How a sweep notices a dead worker: a trial's heartbeat, and the silence that fails it.
+
+    A failed trial is retried with the same params, so neither changes a study's values.
+    """
+
+    heartbeat_interval_s: PositiveInt
+    grace_period_s: PositiveInt
+
+    @model_validator(mode="after")
+    def _grace_outlasts_heartbeat(self) -> "HeartbeatParams":
+        if self.grace_period_s <= self.heartbeat_interval_s:
+            raise ValueError(
+                f"grace_period_s ({self.grace_period_s}) must exceed heartbeat_interval_s "
+                f"({self.heartbeat_interval_s}), or live trials would be failed"
+            )
+        return self
+
+
 class RuntimeParams(Section):
     """How a run is observed and made resumable, never what it computes.
 
     No stage declares ``runtime`` in dvc.yaml (the report only its W&B links): a batch
     holds the same windows whatever the number of DataLoader workers, the checkpoint
     cadence only bounds the steps redone after a kill (a checkpoint restores every RNG),
-    and logging and W&B read the loss without changing it. So changing any of these reruns
+    logging and W&B read the loss without changing it, and a sweep trial failed for a silent
+    heartbeat is retried with the same params. So changing any of these reruns
     no stage, and a checkpoint's fingerprint leaves them out too.
     """
 
@@ -63,3 +83,4 @@ class RuntimeParams(Section):
     num_workers: Annotated[int, Field(ge=0, le=64)]
     checkpoint: CheckpointParams
     wandb: WandbParams
+    sweeps: HeartbeatParams

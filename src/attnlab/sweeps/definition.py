@@ -145,8 +145,10 @@ class Sweep:
         reference trials are its first, enqueued once by whichever process creates it
         (:func:`attnlab.sweeps.study.open_study`): the stage, before its workers start.
         """
-        cfg = self.params.sweeps
-        storage = open_storage(url, cfg.heartbeat_interval_s, cfg.grace_period_s, cfg.max_retry)
+        beat = self.params.runtime.sweeps
+        storage = open_storage(
+            url, beat.heartbeat_interval_s, beat.grace_period_s, self.params.sweeps.max_retry
+        )
         return open_study(
             storage,
             self.name,
