@@ -9,6 +9,7 @@ import pytest
 import yaml
 from dvc.repo import Repo
 
+from attnlab import result_code
 from attnlab.cli import STAGES, build_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,3 +107,21 @@ def test_every_subcommand_help_says_what_it_reads_and_writes():
         result = CliRunner().invoke(app, [name, "--help"])
         assert result.exit_code == 0, result.output
         assert "Reads:" in result.output and "Writes:" in result.output, name
+
+
+@pytest.mark.parametrize("base", sorted(result_code.STAGES))
+def test_a_training_stage_depends_on_exactly_its_result_code(base):
+    package = Path("src") / "attnlab"
+    expected = {package / part for part in result_code.STAGES[base]}
+    stages = [stage for stage in _stages() if stage.addressing.split("@")[0] == base]
+    assert stages, f"dvc.yaml has no {base} stage"
+    for stage in stages:
+        command = Path(_module_file(_stage_module(stage)).relative_to(ROOT))
+        code = {Path(str(dep.def_path)) for dep in stage.deps} - {command}
+        code = {dep for dep in code if dep.parts[:2] == package.parts}
+        assert code == expected, f"{stage.addressing}: code deps differ from result_code"
+
+
+def test_a_checkpoint_fingerprint_hashes_code_every_training_stage_depends_on():
+    for base, parts in result_code.STAGES.items():
+        assert set(result_code.WEIGHTS) <= set(parts), f"{base} must depend on the weights' code"

@@ -25,8 +25,8 @@ def _shrink(params: dict) -> None:
     params["budget"]["scale"] = 6 / 3000  # P0's 3000 steps become 6
     params["model"].update(d_model=32, block_size=32)
     params["train"].update(batch_size=8)
-    params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
-    params["checkpoint"].update(every_n_train_steps=2)
+    params["trainer"].update(accelerator="cpu")
+    params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 2})
     params["evaluate"].update(device="cpu", stats_windows=4, batch_size=64)
     # Whole-split perplexities dominate: narrow the wide head and cut the deep model.
     params["variants"]["dk-1024-unscaled"]["model"]["d_head"] = 64

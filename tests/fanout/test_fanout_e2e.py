@@ -135,7 +135,7 @@ def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(proj
         # than the other by a lock wait reaches its first checkpoint within a second.
         params["budget"]["scale"] = 1.0
         params["model"]["block_size"] = 32
-        params["checkpoint"]["every_n_train_steps"] = 20
+        params["runtime"]["checkpoint"]["every_n_train_steps"] = 20
 
     project.edit_params(long_run)
     checkpoints = tmp_path / "runs" / "checkpoints"

@@ -21,13 +21,13 @@ def sweep_params(trials: int = 4, steps: int = 8, **sweeps: object) -> dict:
 
     Study ``dk`` keeps its real search space; its variant trains ``steps`` steps (the
     study's budget shrinks to fit) with a ``val/ppl`` point every step and no pruner
-    warm-up. ``sweeps`` update the sweeps section (``heartbeat_interval_s=1``).
+    warm-up. ``sweeps`` update the sweeps section (``workers=1``).
     """
     params = copy.deepcopy(REAL_PARAMS)
     params["model"].update(d_model=32, block_size=32)
     params["variants"]["dk-128-scaled"]["train"]["batch_size"] = 8
-    params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
-    params["checkpoint"].update(every_n_train_steps=1000)
+    params["trainer"].update(accelerator="cpu")
+    params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 1000})
     params["evaluate"].update(batch_size=64)
     params["evaluate"]["curve"].update(windows=8)
     params["budget"]["scale"] = 1.0

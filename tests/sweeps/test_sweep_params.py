@@ -116,7 +116,7 @@ def test_warmup_longer_than_training_names_the_warmup_axis():
 
 
 def test_a_grace_period_shorter_than_the_heartbeat_is_refused():
-    message = _refused(lambda p: p["sweeps"].update(grace_period_s=30))
+    message = _refused(lambda p: p["runtime"]["sweeps"].update(grace_period_s=30))
     assert "grace_period_s (30) must exceed heartbeat_interval_s (60)" in message
 
 

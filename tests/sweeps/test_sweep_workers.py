@@ -54,7 +54,8 @@ def test_two_workers_finish_exactly_the_target_with_unique_numbers(sweep_project
 
 def _unpruned_project(sweep_project, name: str):
     """Trials long enough to be stopped mid-way; no pruning, so a retry must complete."""
-    params = sweep_params(trials=3, steps=30, heartbeat_interval_s=1, grace_period_s=3)
+    params = sweep_params(trials=3, steps=30)
+    params["runtime"]["sweeps"].update(heartbeat_interval_s=1, grace_period_s=3)
     params["sweeps"]["studies"]["dk"]["pruner"]["n_startup_trials"] = 1000
     return sweep_project(name, params)
 

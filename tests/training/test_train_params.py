@@ -30,11 +30,11 @@ def _edit(path: str, value) -> dict:
         ("trainer.strategy", "ddp_spawn", "trainer.strategy"),
         ("trainer.precision", "16", "trainer.precision"),
         ("trainer.accelerator", "tpu", "trainer.accelerator"),
-        ("trainer.log_every_n_steps", "5", "trainer.log_every_n_steps"),
+        ("runtime.log_every_n_steps", "5", "runtime.log_every_n_steps"),
         ("trainer.acelerator", "cpu", "trainer.acelerator: unknown key"),
-        ("checkpoint.every_n_train_steps", 0, "checkpoint.every_n_train_steps"),
-        ("wandb.project", "team/attnlab", "wandb.project"),
-        ("wandb.init_timeout_s", 0, "wandb.init_timeout_s"),
+        ("runtime.checkpoint.every_n_train_steps", 0, "runtime.checkpoint.every_n_train_steps"),
+        ("runtime.wandb.project", "team/attnlab", "runtime.wandb.project"),
+        ("runtime.wandb.init_timeout_s", 0, "runtime.wandb.init_timeout_s"),
     ],
 )
 def test_a_bad_value_is_rejected_naming_its_key(path, value, expected):
@@ -45,8 +45,8 @@ def test_a_bad_value_is_rejected_naming_its_key(path, value, expected):
 
 def test_a_missing_section_is_named():
     params = shrunk_params()
-    del params["wandb"]
-    with pytest.raises(ParamsError, match="wandb: required key is missing"):
+    del params["runtime"]
+    with pytest.raises(ParamsError, match="runtime: required key is missing"):
         parse_params(params)
 
 

@@ -22,8 +22,7 @@ EVERY = 40
 PARAMS = shrunk_params(
     steps=240,
     model={"dropout": 0.1},
-    checkpoint={"every_n_train_steps": EVERY},
-    trainer={"log_every_n_steps": 25},
+    runtime={"log_every_n_steps": 25, "checkpoint": {"every_n_train_steps": EVERY}},
 )
 OUTPUTS = (
     f"data/models/{run_folder(VARIANT)}/model.pt",

@@ -29,7 +29,7 @@ def _shrink(params: dict) -> None:
     params["budget"]["scale"] = 0.001  # 3 steps of P0, 2 of Winograd
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
-    params["trainer"]["log_every_n_steps"] = 1
+    params["runtime"]["log_every_n_steps"] = 1
 
 
 def _repro(project, *options: str, targets: tuple[str, ...] = TARGETS) -> set[str]:

@@ -27,7 +27,7 @@ def _shrink(params: dict) -> None:
     params["variants"] = {name: params["variants"][name] for name in KEEP}
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
-    params["trainer"]["log_every_n_steps"] = 1
+    params["runtime"]["log_every_n_steps"] = 1
 
 
 def _run_names(wandb_dir) -> list[str]:

@@ -36,8 +36,8 @@ def shrunk_params(steps: int = 6, **sections: dict) -> dict:
     params["budget"]["scale"] = steps / 3000
     params["model"].update(d_model=32, block_size=32)
     params["train"].update(batch_size=8)
-    params["trainer"].update(accelerator="cpu", log_every_n_steps=2)
-    params["checkpoint"].update(every_n_train_steps=2)
+    params["trainer"].update(accelerator="cpu")
+    params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 2})
     for name, values in sections.items():
         params[name].update(values)
     return params

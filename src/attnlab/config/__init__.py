@@ -6,7 +6,7 @@ from attnlab.config.evaluation import CurveParams, EvaluateParams
 from attnlab.config.loader import Params, load_params, parse_params
 from attnlab.config.probes import CostParams, ProbesParams
 from attnlab.config.sweeps import StudyParams, SweepsParams, catalogue_choice
-from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
+from attnlab.config.training import CheckpointParams, RuntimeParams, TrainerParams, WandbParams
 from attnlab.config.winograd import WinogradParams
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "StudyParams",
     "SweepsParams",
     "TokenizeParams",
+    "RuntimeParams",
     "TrainerParams",
     "WandbParams",
     "WinogradParams",

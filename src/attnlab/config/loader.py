@@ -12,7 +12,7 @@ from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.config.probes import CostParams, ProbesParams
 from attnlab.config.sweeps import SweepsParams, check_study
-from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
+from attnlab.config.training import RuntimeParams, TrainerParams
 from attnlab.config.variants import (
     BudgetParams,
     Seed,
@@ -49,8 +49,7 @@ class Params(Section):
     aliases: dict[str, str]
     evaluate: EvaluateParams
     trainer: TrainerParams
-    checkpoint: CheckpointParams
-    wandb: WandbParams
+    runtime: RuntimeParams
     sweeps: SweepsParams
     winograd: WinogradParams
 

@@ -196,28 +196,21 @@ class SweepsParams(Section):
     ``workers`` of the stage share (``auto``: one per CPU core the stage may use, or per
     GPU); otherwise an RDB URL (``postgresql://user@host/db``) that every worker of every
     machine shares. The environment variable ``ATTNLAB_OPTUNA_STORAGE`` overrides it, so a
-    password need not live in params.yaml. A trial's heartbeat is written every
-    ``heartbeat_interval_s``; a trial silent for ``grace_period_s`` is failed (its worker
-    died) and retried with the same params, at most ``max_retry`` times. A worker stops
+    password need not live in params.yaml. A trial failed for a silent heartbeat (params
+    ``runtime.sweeps``: its worker died) is retried with the same params, at most
+    ``max_retry`` times. A worker stops
     with an error once its study holds ``max_failed`` trials that raised (a bug, not bad
     luck).
     """
 
     storage: Annotated[str, Field(pattern=r"^[a-z][a-z0-9+]*://")] | None
     workers: PositiveInt | Literal["auto"]
-    heartbeat_interval_s: PositiveInt
-    grace_period_s: PositiveInt
     max_retry: Annotated[int, Field(ge=0)]
     max_failed: PositiveInt
     studies: dict[str, StudyParams]
 
     @model_validator(mode="after")
-    def _grace_outlasts_heartbeat(self) -> "SweepsParams":
-        if self.grace_period_s <= self.heartbeat_interval_s:
-            raise ValueError(
-                f"grace_period_s ({self.grace_period_s}) must exceed heartbeat_interval_s "
-                f"({self.heartbeat_interval_s}), or live trials would be failed"
-            )
+    def _study_names_are_kebab_case(self) -> "SweepsParams":
         for name in self.studies:
             if not _STUDY_NAME.fullmatch(name):
                 raise ValueError(f"studies.{name}: expected a kebab-case name")

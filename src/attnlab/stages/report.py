@@ -39,7 +39,7 @@ def main(
         params={
             "seed": loaded.seed,
             "budget": {"scale": loaded.budget.scale},
-            "wandb": {"entity": loaded.wandb.entity, "project": loaded.wandb.project},
+            "wandb": loaded.runtime.wandb.model_dump(include={"entity", "project"}),
             "sweeps": {
                 key: {
                     "variant": study.variant,

@@ -85,8 +85,8 @@ def main(
     """Run study STUDY until it has its trials (continuing a stopped one), then report.
 
     Reads: params `seed`, `budget.scale`, `model`, `train`, `bpe.vocab_size`, the study's
-    variant in `variants`, `trainer`, `checkpoint`, `wandb`, `evaluate.batch_size`,
-    `evaluate.curve`, `sweeps` (storage, heartbeat, retries, `studies.STUDY`);
+    variant in `variants`, `trainer`, `runtime`, `evaluate.batch_size`,
+    `evaluate.curve`, `sweeps` (storage, workers, retries, `studies.STUDY`);
     `data/tokens/train.parquet` and `val.parquet`; `data/tokenizer/tokenizer.json` (the
     bytes per token of each trial's val/bpb); the environment variables
     `ATTNLAB_OPTUNA_STORAGE`, `ATTNLAB_RUN_ROOT`, `WANDB_DIR`, `WANDB_MODE`.

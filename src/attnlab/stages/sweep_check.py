@@ -30,7 +30,7 @@ def main(
 
     Reads: reports/sweeps/{study}/best.json (the best trial's params); params seed,
     budget.scale, model, train, bpe.vocab_size, variants (the study's variant),
-    sweeps.studies.{study}, trainer, checkpoint, wandb, evaluate; data/tokens/train.parquet
+    sweeps.studies.{study}, trainer, runtime, evaluate; data/tokens/train.parquet
     and val.parquet, data/tokenizer/tokenizer.json; ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE.
     Writes: ({run} is {study}/seed-{seed}) data/sweeps/check/{run}/ (model.pt,
     config.json), reports/metrics/sweep-check/{run}/train.json and eval.json (the

@@ -24,8 +24,8 @@ def main(
     """Train one variant under one seed with Lightning, resuming a killed run where it stopped.
 
     Reads: params seed (the val/ppl curve's windows, the same for every run),
-    budget.scale, model, train, bpe.vocab_size, variants.{variant}, trainer, checkpoint,
-    wandb, evaluate.curve, evaluate.batch_size;
+    budget.scale, model, train, bpe.vocab_size, variants.{variant}, trainer, runtime,
+    evaluate.curve, evaluate.batch_size;
     data/tokens/train.parquet and val.parquet, data/tokenizer/tokenizer.json (the bytes
     per token of val/bpb); the environment variables
     ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.

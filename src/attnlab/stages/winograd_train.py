@@ -29,7 +29,7 @@ def main(
     """Train one Winograd variant under one seed on its task's training sentences, resumably.
 
     Reads: params budget.scale, winograd.model, winograd.train, winograd.torch_threads,
-    winograd.variants.<variant>, trainer, checkpoint, wandb; data/winograd/<task>.parquet
+    winograd.variants.<variant>, trainer, runtime; data/winograd/<task>.parquet
     (the task is the variant name's first word); the environment variables
     ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE (as the train stage).
     Writes: data/winograd/models/<variant>/seed-<seed>/ (model.pt and config.json),
@@ -45,7 +45,7 @@ def main(
     job = TrainJob.from_variant(loaded, cfg.variant(variant), seed)
     path = paths.winograd_task(cfg.task_of(variant))
     sentences = WinogradSentences(
-        path, job.variant.train.batch_size, job.data_seed, job.steps, job.trainer.num_workers
+        path, job.variant.train.batch_size, job.data_seed, job.steps, job.runtime.num_workers
     )
     run_root = run_root_from_env()
     result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import optuna
 
-import attnlab
+from attnlab import result_code
 from attnlab.config.loader import Params
 from attnlab.config.sweeps import StudyParams, trial_variant
 from attnlab.config.variants import BudgetParams
@@ -26,17 +26,6 @@ from attnlab.sweeps.check import study_params
 from attnlab.sweeps.storage import is_embedded, open_storage
 from attnlab.sweeps.study import make_pruner, make_sampler, open_study
 from attnlab.training import TrainJob
-
-# The library code a trial's value depends on: a change to it starts a study afresh.
-_RESULT_CODE = (
-    "models",
-    "training",
-    "evaluation",
-    "data/tokens.py",
-    "sweeps/callbacks.py",
-    "sweeps/definition.py",
-    "sweeps/objective.py",
-)
 
 
 def _digest(paths: list[Path]) -> str:
@@ -108,8 +97,7 @@ class Sweep:
             steps=steps,
             warmup_steps=min(steps, self.budget.steps(warmup)) if warmup else 0,
             trainer=p.trainer.model_copy(update={"devices": 1, "num_nodes": 1, "strategy": "auto"}),
-            checkpoint=p.checkpoint,
-            wandb=p.wandb,
+            runtime=p.runtime,
         )
 
     def protocol(self) -> dict[str, Any]:
@@ -136,14 +124,7 @@ class Sweep:
         machines of different kinds can share one study.
         """
         base = self.params.variant(self.study.variant)
-        root = Path(attnlab.__file__).parent
-        code = [
-            file
-            for part in _RESULT_CODE
-            for file in (
-                sorted((root / part).rglob("*.py")) if (root / part).is_dir() else [root / part]
-            )
-        ]
+        code = result_code.files(result_code.STAGES["sweep"])
         definition = {
             "study": self.study.model_dump(exclude={"trials"}),
             "variant": {"model": dataclasses.asdict(base.model), "train": base.train.model_dump()},
@@ -164,8 +145,10 @@ class Sweep:
         reference trials are its first, enqueued once by whichever process creates it
         (:func:`attnlab.sweeps.study.open_study`): the stage, before its workers start.
         """
-        cfg = self.params.sweeps
-        storage = open_storage(url, cfg.heartbeat_interval_s, cfg.grace_period_s, cfg.max_retry)
+        beat = self.params.runtime.sweeps
+        storage = open_storage(
+            url, beat.heartbeat_interval_s, beat.grace_period_s, self.params.sweeps.max_retry
+        )
         return open_study(
             storage,
             self.name,

@@ -36,7 +36,7 @@ class TokenWindows(pl.LightningDataModule):
             job.variant.train.batch_size,
             job.data_seed,
             job.steps,
-            job.trainer.num_workers,
+            job.runtime.num_workers,
         )
 
     def __init__(

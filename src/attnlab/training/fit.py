@@ -266,13 +266,13 @@ def _train(call: _Run) -> TrainResult:
         model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
     )
     data = call.data if call.data is not None else TokenWindows.for_job(job, call.train_tokens)
-    curve = LossCurve(job.trainer.log_every_n_steps)
-    every = job.checkpoint.every_n_train_steps
+    curve = LossCurve(job.runtime.log_every_n_steps)
+    every = job.runtime.checkpoint.every_n_train_steps
     saving = [PeriodicCheckpoint(folder, every, digest)]
     progress = Progress(
         job.variant.name,
         job.tokens_per_step,
-        job.trainer.log_every_n_steps,
+        job.runtime.log_every_n_steps,
         curve,
         call.live_progress,
     )
@@ -301,7 +301,7 @@ def _train(call: _Run) -> TrainResult:
     if trainer.is_global_zero:
         variant = job.variant.name
         run = start_run(
-            job.wandb,
+            job.runtime.wandb,
             run_name(variant, job.seed, revision["git_commit"]),
             replica_group(variant, config),
             [job.variant.experiment, variant, seed_label(job.seed), *call.tags],

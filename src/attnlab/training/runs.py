@@ -25,16 +25,14 @@ from typing import Any
 import lightning
 import torch
 
-import attnlab
+from attnlab import result_code
 from attnlab.config.loader import Params
-from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
+from attnlab.config.training import RuntimeParams, TrainerParams
 from attnlab.config.variants import Variant
 from attnlab.paths import seed_label
 
 RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
 DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")
-# The library code whose behaviour shapes the trained weights.
-_RESULT_CODE = ("models", "training", "data/tokens.py")
 # Trainer knobs that change the numbers (logging and worker counts do not).
 _RESULT_TRAINER = (
     "accelerator",
@@ -56,8 +54,7 @@ class TrainJob:
     steps: int
     warmup_steps: int
     trainer: TrainerParams
-    checkpoint: CheckpointParams
-    wandb: WandbParams
+    runtime: RuntimeParams
 
     @classmethod
     def from_params(cls, params: Params, name: str, seed: int | None = None) -> "TrainJob":
@@ -78,7 +75,7 @@ class TrainJob:
     def from_variant(cls, params: Params, variant: Variant, seed: int | None = None) -> "TrainJob":
         """A job for an already resolved ``variant`` (one not listed under ``variants``).
 
-        The budget, hardware, checkpoint and W&B settings come from ``params``, and so does
+        The budget, hardware and runtime (checkpoints, W&B) come from ``params``, and so does
         the root ``seed`` when ``seed`` is None.
         """
         steps = params.budget.steps(variant.train.steps)
@@ -91,8 +88,7 @@ class TrainJob:
             steps=steps,
             warmup_steps=warmup,
             trainer=params.trainer,
-            checkpoint=params.checkpoint,
-            wandb=params.wandb,
+            runtime=params.runtime,
         )
 
     @property
@@ -132,14 +128,10 @@ class TrainJob:
 
 
 def _source_digest() -> str:
-    root = Path(attnlab.__file__).parent
     digest = hashlib.sha256()
-    for part in _RESULT_CODE:
-        path = root / part
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for file in files:
-            digest.update(str(file.relative_to(root)).encode())
-            digest.update(file.read_bytes())
+    for file in result_code.files(result_code.WEIGHTS):
+        digest.update(str(file.relative_to(result_code.PACKAGE)).encode())
+        digest.update(file.read_bytes())
     return digest.hexdigest()
 
 

@@ -1,0 +1,56 @@
+"""The library code whose behaviour shapes a result: the one list of it, per training stage.
+
+Three things must agree on it: the ``deps`` of each training stage in ``dvc.yaml`` (so that
+DVC reruns the stage when that code changes), a checkpoint's fingerprint (so that a run
+never resumes state that other code wrote) and a study's definition (so that a study
+starts afresh when its trials' code changes). All three read it here; a contract test
+checks dvc.yaml against it. Paths are relative to the package folder (``src/attnlab``); a
+folder means every module in it, so an edit anywhere in it counts.
+
+Only the standard library is imported here: the training code reads this at import time.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent
+
+# What shapes a trained model's weights: the model, the training loop and the token files.
+# A checkpoint's fingerprint hashes exactly this, in this order, so a change to the list
+# makes every existing checkpoint unusable (training then starts over).
+WEIGHTS = ("models", "training", "data/tokens.py")
+
+# What the train stage measures while it trains (the val/ppl curve, val/bpb) beside the
+# weights: these modules only, so an edit to the E09/E11 measurements of `evaluate` does
+# not retrain the catalogue.
+CURVE = (
+    "data/bpe.py",
+    "evaluation/bpb.py",
+    "evaluation/curve.py",
+    "evaluation/perplexity.py",
+    "evaluation/summary.py",
+    "evaluation/windows.py",
+)
+
+# Each training stage's result-affecting library code, beside its own command module
+# (``stages/<stage>.py``, which dvc.yaml lists too). A sweep's study definition hashes
+# the sweep's list: a change to it starts the study afresh.
+STAGES: dict[str, tuple[str, ...]] = {
+    "train": WEIGHTS + CURVE,
+    "sweep": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps"),
+    "sweep-check": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps/check.py"),
+    "winograd-train": WEIGHTS + ("catalogue", "winograd/batches.py", "winograd/data.py"),
+}
+
+
+def files(parts: Iterable[str]) -> list[Path]:
+    """The modules ``parts`` name under the package, in order, each folder's sorted.
+
+    Args:
+        parts: Paths relative to the package folder, of modules or of folders.
+    """
+    found: list[Path] = []
+    for part in parts:
+        path = PACKAGE / part
+        found.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return found
