@@ -1,9 +1,10 @@
 """The train split as a Lightning DataModule of seeded step batches (:mod:`attnlab.training.data`).
 
-A later validation hook reads the other split through :func:`attnlab.data.tokens.read_tokens`
-and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not change.
+Its validation data are the ``val/ppl`` curve's fixed windows
+(:class:`~attnlab.evaluation.ValidationCurve`), in the same batches at every point.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from attnlab.data.tokens import read_tokens
 from attnlab.training.data import StepBatches
 
 if TYPE_CHECKING:
+    from attnlab.evaluation.curve import ValidationCurve
     from attnlab.training.runs import TrainJob
 
 
@@ -28,8 +30,13 @@ class TokenWindows(pl.LightningDataModule):
     """
 
     @classmethod
-    def for_job(cls, job: "TrainJob", train_tokens: Path) -> "TokenWindows":
-        """P0's batches: random windows of the train split, drawn from the run's data seed."""
+    def for_job(
+        cls, job: "TrainJob", train_tokens: Path, curve: "ValidationCurve | None" = None
+    ) -> "TokenWindows":
+        """P0's batches: random windows of the train split, drawn from the run's data seed.
+
+        With a ``curve``, its windows are the validation data, in its batch size.
+        """
         return cls(
             train_tokens,
             job.variant.model.block_size,
@@ -37,6 +44,7 @@ class TokenWindows(pl.LightningDataModule):
             job.data_seed,
             job.steps,
             job.trainer.num_workers,
+            None if curve is None else curve.windows.split(curve.batch_size),
         )
 
     def __init__(
@@ -47,6 +55,7 @@ class TokenWindows(pl.LightningDataModule):
         seed: int,
         steps: int,
         num_workers: int = 0,
+        val_batches: Sequence[Tensor] | None = None,
     ) -> None:
         super().__init__()
         self.train_path = Path(train_path)
@@ -55,6 +64,7 @@ class TokenWindows(pl.LightningDataModule):
         self.seed = seed
         self.steps = steps
         self.num_workers = num_workers
+        self.val_batches = list(val_batches or [])  # each (B, T + 1) int64
         self.train_tokens: Tensor | None = None
 
     def setup(self, stage: str) -> None:
@@ -89,3 +99,9 @@ class TokenWindows(pl.LightningDataModule):
             generator=torch.Generator().manual_seed(self.seed),
             persistent_workers=False,
         )
+
+    def val_dataloader(self) -> DataLoader:
+        """The validation batches, in order; none when the run draws no curve."""
+        # A private generator again: iterating a DataLoader draws a base seed, which would
+        # otherwise come from the global RNG and shift dropout's stream at every point.
+        return DataLoader(self.val_batches, batch_size=None, generator=torch.Generator())
