@@ -5,6 +5,7 @@ Its validation data are the ``val/ppl`` curve's fixed windows
 """
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 
 from attnlab.data.tokens import read_tokens
-from attnlab.training.data import StepBatches
+from attnlab.training.data import StepBatches, draw_windows
 
 if TYPE_CHECKING:
     from attnlab.evaluation.curve import ValidationCurve
@@ -75,30 +76,8 @@ class TokenWindows(pl.LightningDataModule):
     def train_dataloader(self) -> DataLoader:
         """A DataLoader over the steps still to train, for this process's rank."""
         assert self.train_tokens is not None, "setup() reads the tokens first"
-        trainer = self.trainer
-        start = trainer.global_step if trainer is not None else 0
-        rank = trainer.global_rank if trainer is not None else 0
-        world_size = trainer.world_size if trainer is not None else 1
-        batches = StepBatches(
-            self.train_tokens,
-            self.block_size,
-            self.batch_size,
-            self.seed,
-            start,
-            self.steps,
-            rank,
-            world_size,
-        )
-        # batch_size=None: each item already is a batch. A private generator keeps the
-        # DataLoader from drawing its base seed from the global RNG, whose state the
-        # checkpoint restores and dropout consumes.
-        return DataLoader(
-            batches,
-            batch_size=None,
-            num_workers=self.num_workers,
-            generator=torch.Generator().manual_seed(self.seed),
-            persistent_workers=False,
-        )
+        draw = partial(draw_windows, self.train_tokens, self.block_size, self.batch_size, self.seed)
+        return StepBatches.loader(draw, self.steps, self.trainer, self.num_workers, self.seed)
 
     def val_dataloader(self) -> DataLoader:
         """The validation batches, in order; none when the run draws no curve."""
