@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def _clone(into: Path, overrides: list[str]) -> Path:
+def clone_project(into: Path, overrides: list[str]) -> Path:
+    """Clone this checkout into ``into`` with ``overrides`` committed and no dvc.lock."""
     subprocess.run(["git", "clone", "-q", str(ROOT), str(into)], check=True)
     if overrides:
         from dvc.utils.hydra import apply_overrides
@@ -49,7 +50,8 @@ def _clone(into: Path, overrides: list[str]) -> Path:
     return into
 
 
-def _timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed_run(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Wall seconds of ``command``; its output is kept and shown only if it fails."""
     began = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -75,15 +77,24 @@ def main() -> None:
     env = {**os.environ, "WANDB_MODE": "disabled", "DVC_NO_ANALYTICS": "1"}
     env.pop("OMP_NUM_THREADS", None)
     with tempfile.TemporaryDirectory(prefix="attnlab-fanout-bench-") as tmp:
-        serial_root = _clone(Path(tmp) / "serial", overrides)
-        fanout_root = _clone(Path(tmp) / "fanout", overrides)
+        serial_root = clone_project(Path(tmp) / "serial", overrides)
+        fanout_root = clone_project(Path(tmp) / "fanout", overrides)
+        # Each clone runs its own code, not whatever the environment's attnlab points at.
         runs = {
-            "serial": {**env, "ATTNLAB_RUN_ROOT": f"{tmp}/runs-serial"},
-            "fanout": {**env, "ATTNLAB_RUN_ROOT": f"{tmp}/runs-fanout"},
+            "serial": {
+                **env,
+                "ATTNLAB_RUN_ROOT": f"{tmp}/runs-serial",
+                "PYTHONPATH": str(serial_root / "src"),
+            },
+            "fanout": {
+                **env,
+                "ATTNLAB_RUN_ROOT": f"{tmp}/runs-fanout",
+                "PYTHONPATH": str(fanout_root / "src"),
+            },
         }
         jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-        serial = _timed([str(BIN / "dvc"), "repro", *args.targets], serial_root, runs["serial"])
-        fanout = _timed(
+        serial = timed_run([str(BIN / "dvc"), "repro", *args.targets], serial_root, runs["serial"])
+        fanout = timed_run(
             [str(BIN / "attnlab"), "repro", *jobs, *args.targets], fanout_root, runs["fanout"]
         )
     what = " ".join(args.targets) or "the whole pipeline"

@@ -1,28 +1,11 @@
-"""Stage ``bpe``: train the byte-level BPE tokenizer on the corpus."""
+"""Stage ``bpe``: train the byte-level BPE tokenizer on the corpus.
 
-from pathlib import Path
+What ``dvc.yaml`` runs; the command is :mod:`attnlab.stages.bpe` (also
+``python -m attnlab.stages.bpe`` and ``attnlab bpe``).
+"""
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.config import load_params
-from attnlab.data.bpe import save_tokenizer, train_bpe
-
-RAW_CORPUS = Path("data/raw/input.txt")
-TOKENIZER = Path("data/tokenizer/tokenizer.json")
-
-
-def main(
-    params: ParamsFile = DEFAULT_PARAMS,
-) -> None:
-    """Train a byte-level BPE of bpe.vocab_size tokens (256 bytes + merges) on the corpus.
-
-    Reads: params bpe.vocab_size; data/raw/input.txt.
-    Writes: data/tokenizer/tokenizer.json (deterministic: same input, same bytes).
-    """
-    cfg = load_params(params).bpe
-    text = RAW_CORPUS.read_text(encoding="utf-8")
-    digest = save_tokenizer(train_bpe(text, cfg.vocab_size), TOKENIZER)
-    print(f"{TOKENIZER}: {cfg.vocab_size} tokens, SHA-256 {digest}")
-
+from attnlab.stages.bpe import main
+from attnlab.stages.command import run_stage
 
 if __name__ == "__main__":
     run_stage(main)

@@ -1,61 +1,11 @@
-"""Stage ``evaluate@{variant}-{seed}``: measure one trained run as its experiment asks."""
+"""Stage ``evaluate@{variant}-{seed}``: measure one trained run as its experiment asks.
 
-import json
-from pathlib import Path
-from typing import Annotated
+What ``dvc.yaml`` runs; the command is :mod:`attnlab.stages.evaluate` (also
+``python -m attnlab.stages.evaluate`` and ``attnlab evaluate``).
+"""
 
-import typer
-
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.config import load_params
-from attnlab.evaluation.trained import evaluate_trained
-from attnlab.training.artifacts import seed_label, write_json
-
-TOKENS = Path("data/tokens")
-MODELS = Path("data/models")
-TOKENIZER = Path("data/tokenizer/tokenizer.json")
-METRICS = Path("reports/metrics")
-
-
-def main(
-    variant: Annotated[str, typer.Option("--variant", help="The trained variant to measure.")],
-    seed: RunSeed,
-    params: ParamsFile = DEFAULT_PARAMS,
-) -> None:
-    """Measure a trained run: perplexity on both splits plus its experiments' extras.
-
-    Reads: params seed (E09's windows, E11's batch: the same for every run),
-    evaluate.device, evaluate.batch_size, evaluate.measurements, evaluate.lengths,
-    evaluate.stats_windows; aliases (rows of other experiments that read this run);
-    data/models/{variant}/seed-{seed}/ (the trained model and the configuration it was
-    trained with, its init seed included); data/tokens/train.parquet,
-    data/tokens/val.parquet; data/tokenizer/tokenizer.json (the bytes of each token).
-    Writes: reports/metrics/{variant}/seed-{seed}/eval.json: the run's seed, init_seed and
-    data_seed; val/ppl and train/ppl at the training context (and the tokens each
-    scored), val/bpb and train/bpb (bits per byte), params/{component}, and, as
-    evaluate.measurements lists for the variant's experiment and its aliases',
-    val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
-    per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
-    (E11); a protocol field saying how; wall_s.
-    """
-    cfg = load_params(params)
-    run = Path(variant, seed_label(seed))
-    record = evaluate_trained(
-        MODELS / run,
-        variant,
-        seed,
-        cfg.evaluate,
-        cfg.seed,
-        TOKENS,
-        TOKENIZER,
-        experiments=cfg.experiments_reading(variant),
-    )
-    write_json(METRICS / run / "eval.json", record)
-    headline = {
-        k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))
-    }
-    print(f"{run}: {json.dumps(headline)}")
-
+from attnlab.stages.command import run_stage
+from attnlab.stages.evaluate import main
 
 if __name__ == "__main__":
     run_stage(main)

@@ -1,89 +1,11 @@
-"""Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
+"""Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo.
 
-import json
-import shutil
-from pathlib import Path
+What ``dvc.yaml`` runs; the command is :mod:`attnlab.stages.report` (also
+``python -m attnlab.stages.report`` and ``attnlab report``).
+"""
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.config import catalogue_choice, load_params
-from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
-
-REPORTS = Path("reports")
-INPUTS = {
-    "metrics": REPORTS / "metrics",
-    "curves": REPORTS / "curves",
-    "tables": REPORTS / "tables",
-    "figures": REPORTS / "figures",
-    "sweeps": REPORTS / "sweeps",
-}
-OUTPUTS = {
-    "index": REPORTS / "index.html",
-    "markdown": REPORTS / "REPORT.md",
-    "demo": REPORTS / "demo.html",
-    "headline": REPORTS / "headline.json",
-    "summary": REPORTS / "summary",
-}
-
-
-def main(
-    params: ParamsFile = DEFAULT_PARAMS,
-) -> None:
-    """Render the report from whatever the pipeline has measured so far.
-
-    Reads: params seed and budget.scale (shown as the protocol where a metrics file does
-    not record them); each study of sweeps.studies, its variant resolved from variants,
-    model and train (the catalogue's choice the sweep section answers against), and its
-    references (the story's own choices, run as fixed trials); wandb
-    (entity and project: the trials' W&B links); aliases (a row that reads its variant's
-    files, said so in its experiment's protocol); everything under reports/metrics,
-    reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
-    folder means "not run").
-    Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
-    offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
-    reports/demo.html (the browser demo, with the Winograd maps embedded) and
-    reports/headline.json (the metrics `dvc exp show` compares: per variant the mean over
-    seeds of val/ppl and val/bpb and its n, Winograd accuracy, each study's best val/ppl,
-    and the claim tally) and reports/summary/<source>.json (every seeded measurement's
-    mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
-    """
-    loaded = load_params(params)
-    inputs = ReportInputs(
-        **INPUTS,
-        params={
-            "seed": loaded.seed,
-            "budget": {"scale": loaded.budget.scale},
-            "wandb": {"entity": loaded.wandb.entity, "project": loaded.wandb.project},
-            "sweeps": {
-                key: {
-                    "variant": study.variant,
-                    "choice": catalogue_choice(study, loaded.variant(study.variant)),
-                    "references": study.references,
-                }
-                for key, study in loaded.sweeps.studies.items()
-            },
-        },
-        aliases=dict(loaded.aliases),
-    )
-    report = build_report(inputs)
-    OUTPUTS["index"].write_text(report.index_html, encoding="utf-8")
-    OUTPUTS["markdown"].write_text(report.markdown, encoding="utf-8")
-    OUTPUTS["demo"].write_text(report.demo_html, encoding="utf-8")
-    OUTPUTS["headline"].write_text(json.dumps(report.headline, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(OUTPUTS["summary"], ignore_errors=True)  # no file of a source since removed
-    OUTPUTS["summary"].mkdir()  # the declared output exists even before any seeded run
-    for source, record in report.summary.items():
-        path = OUTPUTS["summary"] / f"{source}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
-    held = sum(v.status == HOLDS for v in decided)
-    pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
-    print(
-        f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
-        f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
-        f"-> {OUTPUTS['index']}"
-    )
-
+from attnlab.stages.command import run_stage
+from attnlab.stages.report import main
 
 if __name__ == "__main__":
     run_stage(main)

@@ -1,61 +1,11 @@
-"""Stage ``winograd-maps``: where the two-block closed model looks when it answers (E17)."""
+"""Stage ``winograd-maps``: where the two-block closed model looks when it answers (E17).
 
-import csv
-import json
-from pathlib import Path
+What ``dvc.yaml`` runs; the command is :mod:`attnlab.stages.winograd_maps` (also
+``python -m attnlab.stages.winograd_maps`` and ``attnlab winograd-maps``).
+"""
 
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.config import load_params
-from attnlab.training.artifacts import load_trained_model, seed_label
-from attnlab.winograd.data import pair_split, read_vocabulary
-from attnlab.winograd.figures import draw_adjectives, draw_blocks
-from attnlab.winograd.maps import maps_record, maps_table, probe_sentences, query_rows
-
-DATA = Path("data/winograd")
-MODELS = Path("data/winograd/models")
-TABLES = Path("reports/tables/winograd")
-FIGURES = Path("reports/figures")
-
-
-def main(
-    seed: RunSeed,
-    params: ParamsFile = DEFAULT_PARAMS,
-) -> None:
-    """Read the attention at the query position for the probe sentence with every adjective.
-
-    Reads: params winograd.maps (variant, x, y, adjectives) and winograd.adjectives;
-    data/winograd/models/<maps.variant>/seed-<seed>/ (dvc.yaml passes the first of params
-    `seeds`: the maps are one run's, not an average); data/winograd/<its task>.parquet.
-    Writes: reports/tables/winograd/maps.json (per adjective: tokens, each block's
-    head-averaged weights from the query to every position, the model's answer and the
-    probability of the referent) and maps.tsv (the same weights, one line per adjective,
-    block and position); reports/figures/winograd_maps.png (each block for maps.adjectives)
-    and reports/figures/winograd_adjectives.png (every block, all eight adjectives).
-    """
-    cfg = load_params(params).winograd
-    maps = cfg.maps
-    path = DATA / f"{cfg.task_of(maps.variant)}.parquet"
-    model = load_trained_model(MODELS / maps.variant / seed_label(seed)).model
-    split = pair_split(path, maps.x, maps.y)
-    sentences = probe_sentences(maps.x, maps.y, cfg.adjectives.adjectives(), split)
-    rows = query_rows(model, sentences, read_vocabulary(path))
-    record = maps_record(maps.variant, rows)
-    TABLES.mkdir(parents=True, exist_ok=True)
-    (TABLES / "maps.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    table = maps_table(rows)
-    with open(TABLES / "maps.tsv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(table[0]), delimiter="\t")
-        writer.writeheader()
-        writer.writerows(table)
-    draw_blocks(record, maps.adjectives, FIGURES / "winograd_maps.png")
-    draw_adjectives(record, FIGURES / "winograd_adjectives.png")
-    for row in rows:
-        weights = " | ".join(
-            f"block {b + 1}: {row.words[max(range(len(w)), key=w.__getitem__)]} {max(w):.2f}"
-            for b, w in enumerate(row.weights)
-        )
-        print(f"too {row.sentence.adjective:6s} -> {row.answer:8s} strongest: {weights}")
-
+from attnlab.stages.command import run_stage
+from attnlab.stages.winograd_maps import main
 
 if __name__ == "__main__":
     run_stage(main)

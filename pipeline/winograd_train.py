@@ -1,78 +1,11 @@
-"""Stage ``winograd-train@<variant>-<seed>``: train one Winograd run (shared training code)."""
+"""Stage ``winograd-train@<variant>-<seed>``: train one Winograd run (shared training code).
 
-import logging
-from pathlib import Path
-from typing import Annotated
+What ``dvc.yaml`` runs; the command is :mod:`attnlab.stages.winograd_train` (also
+``python -m attnlab.stages.winograd_train`` and ``attnlab winograd-train``).
+"""
 
-import torch
-import typer
-
-from attnlab.cli import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.config import load_params
-from attnlab.training import (
-    TrainJob,
-    run_root_from_env,
-    save_trained_model,
-    seed_label,
-    train_variant,
-    wandb_dir,
-    write_curve,
-    write_json,
-)
-from attnlab.winograd.batches import WinogradSentences
-
-DATA = Path("data/winograd")
-MODELS = Path("data/winograd/models")
-METRICS = Path("reports/metrics/winograd/train")
-CURVES = Path("reports/curves/winograd")
-
-
-def main(
-    variant: Annotated[str, typer.Option("--variant", help="The Winograd variant to train.")],
-    seed: RunSeed,
-    params: ParamsFile = DEFAULT_PARAMS,
-    resume: Annotated[
-        bool, typer.Option(help="Resume from this configuration's checkpoint, if any.")
-    ] = True,
-) -> None:
-    """Train one Winograd variant under one seed on its task's training sentences, resumably.
-
-    Reads: params budget.scale, winograd.model, winograd.train, winograd.torch_threads,
-    winograd.variants.<variant>, trainer, checkpoint, wandb; data/winograd/<task>.parquet
-    (the task is the variant name's first word); the environment variables
-    ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE (as the train stage).
-    Writes: data/winograd/models/<variant>/seed-<seed>/ (model.pt and config.json),
-    reports/metrics/winograd/train/<variant>/seed-<seed>.json (train/loss: mean of the
-    last 5 % of steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s,
-    tokens_per_s, params, device) and reports/curves/winograd/<variant>/seed-<seed>.csv
-    (step, loss).
-    """
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    loaded = load_params(params)
-    cfg = loaded.winograd
-    torch.set_num_threads(cfg.torch_threads)
-    job = TrainJob.from_variant(loaded, cfg.variant(variant), seed)
-    run = seed_label(seed)
-    path = DATA / f"{cfg.task_of(variant)}.parquet"
-    sentences = WinogradSentences(
-        path, job.variant.train.batch_size, job.data_seed, job.steps, job.trainer.num_workers
-    )
-    run_root = run_root_from_env()
-    result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)
-    if not result.is_global_zero:
-        return  # DDP: rank 0 alone writes the outputs
-    save_trained_model(result.model, result.config, MODELS / variant / run)
-    write_json(
-        METRICS / variant / f"{run}.json", {**result.metrics, "provenance": result.provenance}
-    )
-    write_curve(CURVES / variant / f"{run}.csv", result.curve)
-    result.discard_resume_state()  # only now: a failed write above can still resume
-    metrics = result.metrics
-    print(
-        f"{variant}/{run}: train/loss {metrics['train/loss']:.4f} after {metrics['steps']} steps, "
-        f"{metrics['wall_s']:.1f} s"
-    )
-
+from attnlab.stages.command import run_stage
+from attnlab.stages.winograd_train import main
 
 if __name__ == "__main__":
     run_stage(main)

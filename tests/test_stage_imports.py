@@ -2,8 +2,9 @@
 
 ``evaluate``, ``winograd-score``, ``winograd-maps``, ``report`` and ``probes`` run about a
 hundred times in a ``dvc repro`` of several seeds; Lightning alone costs each 3-10 s. Each
-stage script runs ``--help`` in a fresh interpreter, which imports everything the stage
-imports, and reports which of the training stack it loaded. The train stage must load it,
+stage's command (``python -m attnlab.stages.<stage>``) runs ``--help`` in a fresh
+interpreter, which imports everything the stage imports, and reports which of the training
+stack it loaded. The train stage must load it,
 so the probe can tell. The sweep stage trains, but its ``--help`` loads none of it either.
 The stages that build no model (download, bpe, tokenize, winograd-data, report) do not even
 import torch: the params loader validates model configs without it, and the data stages
@@ -27,22 +28,22 @@ ROOT = Path(__file__).resolve().parents[1]
 TRAINING_STACK = ("lightning", "wandb", "optuna")
 PROBE = """
 import runpy, sys
-script = sys.argv[1]
-sys.argv = [script, "--help"]
+module = sys.argv[1]
+sys.argv = [module, "--help"]
 try:
-    runpy.run_path(script, run_name="__main__")
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 except SystemExit:
     pass
 print("LOADED", *sorted(m for m in {stack!r} if m in sys.modules))
 """
 READERS = ["evaluate", "winograd_score", "winograd_maps", "report", "probes"]
 # They validate every variant's config; the data stages also write what the readers load.
-BUILD_NO_MODEL = ["download", "bpe", "tokenize_corpus", "winograd_data", "report"]
+BUILD_NO_MODEL = ["download", "bpe", "tokenize", "winograd_data", "report"]
 
 
-def _loaded_by(script: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[str, list[str]]:
+def _loaded_by(stage: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[str, list[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(stack=stack), f"pipeline/{script}.py"],
+        [sys.executable, "-c", PROBE.format(stack=stack), f"attnlab.stages.{stage}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -52,16 +53,16 @@ def _loaded_by(script: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[st
     return "\n".join(help_text), loaded.split()[1:]
 
 
-@pytest.mark.parametrize("script", READERS)
-def test_a_stage_that_never_trains_loads_no_training_stack(script):
-    help_text, loaded = _loaded_by(script)
+@pytest.mark.parametrize("stage", READERS)
+def test_a_stage_that_never_trains_loads_no_training_stack(stage):
+    help_text, loaded = _loaded_by(stage)
     assert "Reads:" in help_text  # the stage's own help: its module really ran
     assert loaded == []
 
 
-@pytest.mark.parametrize("script", BUILD_NO_MODEL)
-def test_a_stage_that_builds_no_model_loads_no_torch(script):
-    help_text, loaded = _loaded_by(script, stack=("torch",))
+@pytest.mark.parametrize("stage", BUILD_NO_MODEL)
+def test_a_stage_that_builds_no_model_loads_no_torch(stage):
+    help_text, loaded = _loaded_by(stage, stack=("torch",))
     assert "Reads:" in help_text
     assert loaded == []
 

@@ -1,90 +1,47 @@
-"""The ``attnlab`` command: one subcommand per DVC stage, each the stage's own script.
+"""The ``attnlab`` command: one subcommand per DVC stage, each the stage's own command.
 
-The stage scripts in ``pipeline/`` are what ``dvc.yaml`` runs; this command loads the same
-scripts so that ``attnlab download --help`` and ``python pipeline/download.py --help`` can
-never drift apart. It works from the root of an attnlab checkout (or below it).
+The stage commands live in :mod:`attnlab.stages` (one module per stage); ``dvc.yaml`` runs
+them through the thin ``pipeline/<stage>.py`` entry points, so ``attnlab download --help``
+and ``python pipeline/download.py --help`` can never drift apart. It works from the root of
+an attnlab checkout (or below it).
 
-Only the script of the stage being invoked is imported: a stage script imports torch,
-Lightning, Optuna or matplotlib (seconds each), so ``attnlab --help`` lists the others by
-the first line of their ``main`` docstring, read from the source without running it.
+Only the module of the stage being invoked is imported: a stage imports torch, Lightning,
+Optuna or matplotlib (seconds each), so ``attnlab --help`` lists the others by the first
+line of their ``main`` docstring, read from the module's source without running it.
 ``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) is the one command that is not a
 stage.
 """
 
 import ast
+import importlib
 import importlib.util
-import os
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
-from types import ModuleType
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
 from attnlab.errors import AttnlabError
+from attnlab.stages.command import fail, run_reporting_errors
 
-# Every stage takes the params file as its one common option.
-ParamsFile = Annotated[Path, typer.Option("--params", help="The params file to read.")]
-DEFAULT_PARAMS = Path("params.yaml")
-# The stages of a trained variant run once per seed of params `seeds` (dvc.yaml's matrix).
-RunSeed = Annotated[
-    int,
-    typer.Option(
-        "--seed",
-        min=0,
-        max=2**32 - 1,
-        help="The run's seed (one of params `seeds`): its weights, dropout and batch order, "
-        "unless the variant pins train.init_seed or train.data_seed.",
-    ),
-]
-DEBUG_ENV = "ATTNLAB_DEBUG"
-
-# Stage name -> its script, relative to the project root (the folder holding dvc.yaml).
+# Stage name (dvc.yaml's, before any @) -> the module of its command.
 STAGES: dict[str, str] = {
-    "download": "pipeline/download.py",
-    "bpe": "pipeline/bpe.py",
-    "tokenize": "pipeline/tokenize_corpus.py",
-    "train": "pipeline/train.py",
-    "evaluate": "pipeline/evaluate.py",
-    "probes": "pipeline/probes.py",
-    "cost": "pipeline/cost.py",
-    "sweep": "pipeline/sweep.py",
-    "sweep-check": "pipeline/sweep_check.py",
-    "report": "pipeline/report.py",
-    "winograd-data": "pipeline/winograd_data.py",
-    "winograd-train": "pipeline/winograd_train.py",
-    "winograd-score": "pipeline/winograd_score.py",
-    "winograd-maps": "pipeline/winograd_maps.py",
+    "download": "attnlab.stages.download",
+    "bpe": "attnlab.stages.bpe",
+    "tokenize": "attnlab.stages.tokenize",
+    "train": "attnlab.stages.train",
+    "evaluate": "attnlab.stages.evaluate",
+    "probes": "attnlab.stages.probes",
+    "cost": "attnlab.stages.cost",
+    "sweep": "attnlab.stages.sweep",
+    "sweep-check": "attnlab.stages.sweep_check",
+    "report": "attnlab.stages.report",
+    "winograd-data": "attnlab.stages.winograd_data",
+    "winograd-train": "attnlab.stages.winograd_train",
+    "winograd-score": "attnlab.stages.winograd_score",
+    "winograd-maps": "attnlab.stages.winograd_maps",
 }
-
-
-def run_stage(main: Callable[..., None]) -> None:
-    """Run a stage's ``main`` as a command line; user errors exit 2 without a traceback."""
-    app = typer.Typer(
-        add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="markdown"
-    )
-    app.command()(main)
-    _run_reporting_errors(app)
-
-
-def _run_reporting_errors(app: typer.Typer) -> None:
-    # ATTNLAB_DEBUG=1 shows the traceback behind an error line.
-    if os.environ.get(DEBUG_ENV):
-        app()
-        return
-    try:
-        app()
-    except AttnlabError as err:
-        _fail(str(err))
-    except OSError as err:  # a file that cannot be read or written, named by the OS
-        where = f"{err.filename}: " if err.filename else ""
-        _fail(f"{where}{err.strerror or err}")
-
-
-def _fail(message: str) -> NoReturn:
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def find_project_root(start: Path) -> Path:
@@ -93,15 +50,6 @@ def find_project_root(start: Path) -> Path:
         if (folder / "dvc.yaml").is_file() and (folder / "pipeline").is_dir():
             return folder
     raise AttnlabError(f"{start} is not inside an attnlab checkout (no dvc.yaml and pipeline/)")
-
-
-def _load_script(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"attnlab_stage_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise AttnlabError(f"cannot load the stage script {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def repro_command(
@@ -159,25 +107,27 @@ def repro_command(
         sys.exit(1)
 
 
-def _summary(path: Path) -> str:
-    """The first line of the script's ``main`` docstring, without importing the script."""
-    for node in ast.parse(path.read_text()).body:
+def _summary(module: str) -> str:
+    """The first line of the module's ``main`` docstring, without importing the module."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise AttnlabError(f"no stage module {module}")
+    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
         if isinstance(node, ast.FunctionDef) and node.name == "main":
             return (ast.get_docstring(node) or "").split("\n", 1)[0]
     return ""
 
 
 def _not_loaded() -> None:
-    # Listed in --help only; main() loads the script of the stage it is asked to run.
-    raise AttnlabError("this stage's script was not loaded; run it through attnlab.cli.main")
+    # Listed in --help only; main() imports the module of the stage it is asked to run.
+    raise AttnlabError("this stage's command was not loaded; run it through attnlab.cli.main")
 
 
-def build_app(root: Path, load: Collection[str] | None = None) -> typer.Typer:
-    """A Typer app with ``repro`` and one subcommand per stage, from the scripts under ``root``.
+def build_app(load: Collection[str] | None = None) -> typer.Typer:
+    """A Typer app with ``repro`` and one subcommand per stage of :data:`STAGES`.
 
     Args:
-        root: The project root (the folder holding ``dvc.yaml`` and ``pipeline/``).
-        load: The stages whose scripts are imported; the others are listed by their
+        load: The stages whose modules are imported; the others are listed by their
             summary only. None loads every stage.
     """
     app = typer.Typer(
@@ -188,11 +138,11 @@ def build_app(root: Path, load: Collection[str] | None = None) -> typer.Typer:
         help="Run the attnlab pipeline (`repro`, several stages at once) or one stage by hand.",
     )
     app.command("repro")(repro_command)
-    for name, script in STAGES.items():
+    for name, module_name in STAGES.items():
         if load is not None and name not in load:
-            app.command(name, help=_summary(root / script))(_not_loaded)
+            app.command(name, help=_summary(module_name))(_not_loaded)
             continue
-        module = _load_script(root / script)
+        module = importlib.import_module(module_name)
         commands = getattr(module, "COMMANDS", None)
         if commands is None:
             app.command(name)(module.main)
@@ -209,7 +159,8 @@ def main() -> None:
     """Entry point of the ``attnlab`` console script."""
     words = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
     try:
-        app = build_app(find_project_root(Path.cwd()), load=words[:1])
+        find_project_root(Path.cwd())
+        app = build_app(load=words[:1])
     except AttnlabError as err:
-        _fail(str(err))
-    _run_reporting_errors(app)
+        fail(str(err))
+    run_reporting_errors(app)

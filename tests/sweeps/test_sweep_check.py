@@ -76,7 +76,8 @@ def test_the_stage_refuses_a_missing_best_json_with_exit_2(sweep_project):
 
 
 @pytest.mark.slow
-def test_repro_trains_the_best_trial_and_measures_it(dvc_project):
+def test_repro_trains_the_best_trial_and_measures_it(tokenized_project):
+    dvc_project = tokenized_project  # the data stages recorded: tests/data runs them
     seed = REAL_PARAMS["seeds"][0]
     base_steps = REAL_PARAMS["variants"]["dk-128-scaled"]["train"]["steps"]
 

@@ -15,10 +15,11 @@ from attnlab.sweeps.results import FIGURES
 pytestmark = pytest.mark.slow
 
 
-def test_repro_runs_the_study_writes_its_reports_and_then_has_nothing_to_do(dvc_project):
+def test_repro_runs_the_study_writes_its_reports_and_then_has_nothing_to_do(tokenized_project):
+    dvc_project = tokenized_project  # the data stages recorded: tests/data runs them
     dvc_project.edit_params(lambda params: params.update(sweep_params(trials=4, steps=8)))
     first = dvc_project.dvc("repro", "sweep@dk")
-    assert dvc_project.ran_stages(first.stdout) == ["download", "bpe", "tokenize", "sweep@dk"]
+    assert dvc_project.ran_stages(first.stdout) == ["sweep@dk"]
 
     root = dvc_project.root
     folder = root / "reports" / "sweeps" / "dk"

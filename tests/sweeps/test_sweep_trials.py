@@ -19,6 +19,7 @@ from sweep_helpers import sweep_params, wandb_records
 from attnlab.config import parse_params
 from attnlab.data.tokens import read_tokens
 from attnlab.evaluation.bpb import token_byte_lengths
+from attnlab.paths import write_metrics
 from attnlab.sweeps import (
     Sweep,
     SweepError,
@@ -28,7 +29,6 @@ from attnlab.sweeps import (
     open_storage,
     open_study,
     run_study,
-    write_best,
     write_figures,
     write_trials,
 )
@@ -126,7 +126,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
 
     folder = tmp_path / "reports"
     write_trials(folder / "trials.csv", study, list(sweep.study.space))
-    write_best(folder / "best.json", best_record(study, 3, sweep.protocol()))
+    write_metrics(folder / "best.json", best_record(study, 3, sweep.protocol()))
     write_figures(folder / "figures", study)
     rows = list(csv.DictReader((folder / "trials.csv").open()))
     assert [r["state"] for r in rows] == ["COMPLETE", "PRUNED", "FAIL", "COMPLETE"]

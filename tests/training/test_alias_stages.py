@@ -31,7 +31,8 @@ def test_train_and_evaluate_stages_are_the_variants_and_never_an_alias(dvc_proje
 
 
 @pytest.mark.slow
-def test_the_alias_rows_read_the_one_shared_run(dvc_project):
+def test_the_alias_rows_read_the_one_shared_run(tokenized_project):
+    dvc_project = tokenized_project  # the data stages recorded: tests/data runs them
     dvc_project.env["OMP_NUM_THREADS"] = "1"
     dvc_project.env["WANDB_MODE"] = "disabled"
 

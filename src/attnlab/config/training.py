@@ -29,6 +29,10 @@ class TrainerParams(Section):
     matmul_precision: Literal["highest", "high", "medium"]
     num_workers: Annotated[int, Field(ge=0, le=64)]
     log_every_n_steps: Annotated[int, Field(ge=1)]
+    # torch.compile's kernels (attnlab.training.kernels): the same numbers to fp32
+    # round-off, faster once a run is long enough to repay the compile.
+    compile: bool | Literal["auto"]
+    compile_min_steps: Annotated[int, Field(ge=0)]
 
 
 class CheckpointParams(Section):

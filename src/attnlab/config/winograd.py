@@ -5,6 +5,10 @@ the BPE tokenizer, and their context is the template's length. Both are derived 
 params here, never set, so ``winograd.model`` holds every model field but ``vocab_size`` and
 ``block_size``. Variants are named ``<task>-<row>`` (``closed-two-blocks``): the name's
 first word, the variant's experiment group, is the task it trains on.
+
+Only the template's facts are read from :mod:`attnlab.winograd.sentences` (its words and
+its length: a variant's model is validated when params load, before any work);
+generating the sentences is the task's own (:func:`attnlab.winograd.sentences.build_task`).
 """
 
 from typing import Annotated, Any
@@ -20,15 +24,7 @@ from attnlab.config.variants import (
     resolve_variant,
 )
 from attnlab.errors import ParamsError
-from attnlab.winograd.sentences import (
-    SENTENCE_LENGTH,
-    Adjectives,
-    TaskName,
-    WinogradTask,
-    build_vocabulary,
-    closed_task,
-    leaky_task,
-)
+from attnlab.winograd.sentences import SENTENCE_LENGTH, Adjectives, TaskName, build_vocabulary
 
 TASKS: tuple[TaskName, ...] = ("leaky", "closed")
 # A model reads a sentence without its last word: 17 positions.
@@ -134,14 +130,6 @@ class WinogradParams(Section):
     def vocabulary(self, task: TaskName) -> tuple[str, ...]:
         """The word vocabulary of ``task``; a token's id is its index."""
         return build_vocabulary(self.nouns(task), self.adjectives.adjectives())
-
-    def build_task(self, task: TaskName, seed: int) -> WinogradTask:
-        """Generate every sentence of ``task`` with its split, drawn from ``seed``."""
-        adjectives = self.adjectives.adjectives()
-        if task == "leaky":
-            cfg = self.leaky
-            return leaky_task(cfg.animals, cfg.places, adjectives, cfg.held_out_share, seed)
-        return closed_task(self.closed.nouns, adjectives, self.closed.held_out_share, seed)
 
     def task_of(self, name: str) -> TaskName:
         """The task variant ``name`` trains on: its name's first word."""

@@ -1,13 +1,12 @@
 """How probe results are recorded: DVC metrics as flat JSON, tables as tidy TSV.
 
 Every probe result (E03-E07, E10, E12, E14, E15, E19) offers ``metrics()``, a flat mapping
-of slash-namespaced names (``e05/var_over_d@64``) that ``dvc metrics show`` reads, and
-``table()``, one dict per row of its tidy table.
+of slash-namespaced names (``e05/var_over_d@64``) that ``dvc metrics show`` reads (written
+by :func:`attnlab.paths.write_metrics`), and ``table()``, one dict per row of its tidy
+table (written by :func:`write_table`).
 """
 
 import csv
-import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -54,17 +53,3 @@ def write_table(path: Path, rows: Sequence[Mapping[str, Value]]) -> None:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(header)
         writer.writerows([_cell(row[key]) for key in header] for row in rows)
-
-
-def _json_safe(value: Value) -> Value:
-    # JSON has no NaN or infinity; DVC would refuse the file, so they become null.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def write_metrics(path: Path, metrics: Mapping[str, Value]) -> None:
-    """Write ``metrics`` as an indented JSON object (non-finite floats become null)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    safe = {name: _json_safe(value) for name, value in metrics.items()}
-    path.write_text(json.dumps(safe, indent=2) + "\n", encoding="utf-8")

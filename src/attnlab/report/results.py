@@ -17,13 +17,14 @@ as a variant) has no files of its own: every lookup of ``depth-1/eval`` reads th
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import AttnlabError
+from attnlab.paths import BEST_TRIAL, TRIALS, read_metrics
 from attnlab.report.stats import Seed, Summary, summarise
 
 Point = tuple[float, float]
@@ -34,7 +35,7 @@ Runs = dict[Seed, dict[str, Any]]  # one record per seed (``None``: recorded onc
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """Where the measurements live (the pipeline script passes the project's folders).
+    """Where the measurements live (:mod:`attnlab.stages.report` passes :mod:`attnlab.paths`'s).
 
     Attributes:
         metrics: JSON metrics, one file per stage output (``<variant>/eval.json``...).
@@ -183,7 +184,7 @@ def load_results(inputs: ReportInputs) -> Results:
     """Read every measurement under ``inputs``; missing folders are simply empty."""
     results = Results(params=dict(inputs.params), aliases=dict(inputs.aliases))
     for path in _files(inputs.metrics, ".json"):
-        record = _read(path, results.problems, _json_object)
+        record = _read(path, results.problems, read_metrics)
         if record is not None:
             source, seed = split_seed(_name(path, inputs.metrics))
             results.metrics.setdefault(source, {})[seed] = record
@@ -201,7 +202,7 @@ def load_results(inputs: ReportInputs) -> Results:
         if rows is not None:
             results.tables[_name(path, inputs.tables)] = rows
     for path in _files(inputs.tables, ".json"):  # records too nested for a metrics file
-        record = _read(path, results.problems, _json_object)
+        record = _read(path, results.problems, read_metrics)
         if record is not None:
             results.documents[_name(path, inputs.tables)] = record
     for suffix in FIGURE_SUFFIXES:
@@ -271,16 +272,11 @@ def split_seed(name: str) -> tuple[str, Seed]:
 def _read(path: Path, problems: list[str], reader: Any) -> Any:
     try:
         return reader(path)
+    except AttnlabError as err:  # read_metrics names the file itself
+        problems.append(str(err))
     except (OSError, ValueError, KeyError, IndexError) as err:
         problems.append(f"{path}: unreadable ({err})")
-        return None
-
-
-def _json_object(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
-    return data
+    return None
 
 
 def _read_curve(path: Path) -> tuple[str, list[Point]]:
@@ -301,8 +297,8 @@ def _read_tsv(path: Path) -> list[dict[str, str]]:
 
 
 def _read_sweep(folder: Path, problems: list[str]) -> Sweep:
-    best_path, trials_path = folder / "best.json", folder / "trials.csv"
-    best = _read(best_path, problems, _json_object) if best_path.is_file() else None
+    best_path, trials_path = folder / BEST_TRIAL, folder / TRIALS
+    best = _read(best_path, problems, read_metrics) if best_path.is_file() else None
     trials = _read(trials_path, problems, _read_csv) if trials_path.is_file() else None
     figures = tuple(p for s in FIGURE_SUFFIXES for p in sorted(folder.rglob(f"*{s}")))
     return Sweep(best=best or {}, trials=trials or [], figures=figures)

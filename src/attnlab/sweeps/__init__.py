@@ -13,7 +13,6 @@ from attnlab.sweeps.objective import TrialObjective, suggest
 from attnlab.sweeps.results import (
     best_record,
     trial_rows,
-    write_best,
     write_figures,
     write_snapshot,
     write_trials,
@@ -75,7 +74,6 @@ __all__ = [
     "suggest",
     "tally",
     "trial_rows",
-    "write_best",
     "write_figures",
     "write_snapshot",
     "worker_jobs",

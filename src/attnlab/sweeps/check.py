@@ -11,7 +11,6 @@ variant with ``best.json``'s params set over it, exactly as the trial was
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from attnlab.config.loader import Params
 from attnlab.config.sweeps import StudyParams, catalogue_choice, trial_variant
 from attnlab.config.variants import Variant
 from attnlab.errors import AttnlabError, ParamsError
+from attnlab.paths import read_metrics
 
 
 def check_name(study: str) -> str:
@@ -50,8 +50,8 @@ def read_best_params(path: Path, study: str, axes: list[str]) -> dict[str, Any]:
             f"{path}: missing: the study has not run; run `dvc repro sweep@{study}` first"
         )
     try:
-        params = json.loads(path.read_text())["params"]
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        params = read_metrics(path)["params"]
+    except (AttnlabError, KeyError) as err:
         raise AttnlabError(f"{path}: no best trial's params ({err})") from None
     if not isinstance(params, dict) or sorted(params) != sorted(axes):
         raise AttnlabError(

@@ -11,7 +11,6 @@ parallel coordinates (every trial's params against its value).
 """
 
 import csv
-import json
 import logging
 import warnings
 from collections.abc import Callable
@@ -142,12 +141,6 @@ def _cost(trials: list[FrozenTrial]) -> dict[str, float]:
     last = max(t.datetime_complete for t in ran)
     spent = sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran)
     return {"trial_s": round(spent, 1), "wall_s": round((last - first).total_seconds(), 1)}
-
-
-def write_best(path: Path, record: dict[str, Any]) -> None:
-    """Write ``best.json``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def write_snapshot(path: Path, study: optuna.Study, storage: str) -> None:

@@ -6,15 +6,14 @@ or W&B load on first use (:mod:`attnlab.lazy`), so a stage that never trains nev
 """
 
 from attnlab.lazy import lazy_exports
+from attnlab.paths import seed_label
 from attnlab.training.artifacts import (
     TrainedModel,
     final_loss,
     load_trained_model,
     read_curve,
     save_trained_model,
-    seed_label,
     write_curve,
-    write_json,
 )
 from attnlab.training.data import StepBatch, draw_windows
 
@@ -62,5 +61,4 @@ __all__ = [
     "wandb_dir",
     "warmup_factor",
     "write_curve",
-    "write_json",
 ]

@@ -28,6 +28,7 @@ from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 from attnlab.models import LanguageModel, ModelConfig
+from attnlab.paths import write_metrics
 
 WEIGHTS = "model.pt"
 CONFIG = "config.json"
@@ -58,7 +59,7 @@ def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Pat
     buffer = io.BytesIO()
     torch.save(state, buffer)
     write_atomically(folder / WEIGHTS, buffer.getvalue())
-    write_json(folder / CONFIG, config)
+    write_metrics(folder / CONFIG, config)
 
 
 def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -> TrainedModel:
@@ -84,16 +85,6 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
     except RuntimeError as err:
         raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
     return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
-
-
-def seed_label(seed: int) -> str:
-    """``seed-<seed>``: how a run's seed names its output folders, checkpoints and W&B run."""
-    return f"seed-{seed}"
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` as indented JSON with a final newline (a DVC metrics file)."""
-    write_atomically(Path(path), (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
 
 
 def write_curve(path: Path, points: list[tuple[int, float]]) -> None:

@@ -3,7 +3,7 @@
 This is the ``train`` stage of every trained experiment in docs/catalogue.md, as a library
 call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
 and returns the trained model, its curve and its metrics. Writing the stage's outputs is
-left to the caller (``pipeline/train.py``), through :mod:`attnlab.training.artifacts`.
+left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.training.artifacts`.
 The ``val/ppl`` curve, when asked for, is Lightning's validation loop
 (:class:`~attnlab.evaluation.ValidationCurve`, :mod:`attnlab.training.trainer`).
 """
@@ -27,7 +27,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from attnlab.errors import AttnlabError, DivergedError
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.models import LanguageModel
-from attnlab.training.artifacts import seed_label
+from attnlab.paths import seed_label
 from attnlab.training.checkpoints import (
     LAST,
     PeriodicCheckpoint,
@@ -37,6 +37,7 @@ from attnlab.training.checkpoints import (
 )
 from attnlab.training.curve import LossCurve
 from attnlab.training.datamodule import TokenWindows
+from attnlab.training.kernels import should_compile
 from attnlab.training.lock import exclusive_run
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
@@ -187,13 +188,17 @@ def _train(call: _Run) -> TrainResult:
     task = _task(job)
     losses = LossCurve(job.trainer.log_every_n_steps)
     trainer = build_trainer(job, _callbacks(call, losses), folder, call.curve)
+    compiled = should_compile(job.trainer, job.steps, trainer.strategy.root_device.type)
+    if compiled:
+        task.use_compiled_step()
     # Lightning's ckpt_path warns and starts over when the file is gone (PITFALLS 7): check it.
     start, first_step = _resume_point(folder, call.digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     config, revision = _config(call)
     run = _start_tracking(call, trainer, config, revision)
-    metrics = _tracked_fit(call, trainer, task, losses, start, first_step, run)
+    kernels = "compiled" if compiled else "eager"
+    metrics = _tracked_fit(call, trainer, task, losses, start, first_step, run, kernels)
     leader = trainer.is_global_zero
     discard = leader and call.resumable and not call.keep_checkpoint
     return TrainResult(
@@ -286,6 +291,7 @@ def _tracked_fit(
     start: Path | None,
     first_step: int,
     run: Any,
+    kernels: str,
 ) -> dict[str, Any]:
     """Fit, measure, and finish the W&B run whatever the fit's fate (PITFALLS 5)."""
     job = call.job
@@ -296,6 +302,7 @@ def _tracked_fit(
         _fit(call, trainer, task, start)
         wall_s = time.perf_counter() - began
         summary = run_metrics(job, trainer, task.model, losses.points, wall_s, first_step)
+        summary["kernels"] = kernels
         exit_code = 0
     except DivergedError as err:
         raise DivergedError(

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlab import paths
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import sample_windows
-from attnlab.training.artifacts import save_trained_model, write_curve, write_json
+from attnlab.training.artifacts import save_trained_model, write_curve
 from attnlab.training.fit import train_variant
 from attnlab.training.result import TrainResult
 from attnlab.training.runs import TrainJob, run_root_from_env, wandb_dir
@@ -70,7 +71,7 @@ def train_and_record(
     val_points = ValidationCurve(
         sample_windows(val_tokens, model.block_size, curve.windows, params.seed),
         curve.every(params.budget),
-        files.curves / "val_ppl.csv",
+        paths.curve(files.curves, paths.VAL_PPL),
         params.evaluate.batch_size,
     )
     whole_split = WholeSplitScore(
@@ -92,7 +93,9 @@ def train_and_record(
     if not result.is_global_zero:
         return result  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, files.model)
-    write_json(files.metrics / "train.json", {**result.metrics, "provenance": result.provenance})
-    write_curve(files.curves / "train_loss.csv", result.curve)
+    paths.write_metrics(
+        files.metrics / paths.TRAIN_METRICS, {**result.metrics, "provenance": result.provenance}
+    )
+    write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
     result.discard_resume_state()  # only now: a failed write above can still resume
     return result

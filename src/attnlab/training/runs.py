@@ -29,7 +29,7 @@ import attnlab
 from attnlab.config.loader import Params
 from attnlab.config.training import CheckpointParams, TrainerParams, WandbParams
 from attnlab.config.variants import Variant
-from attnlab.training.artifacts import seed_label
+from attnlab.paths import seed_label
 
 RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
 DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")

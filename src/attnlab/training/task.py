@@ -27,6 +27,7 @@ from attnlab.evaluation.curve import PPL
 from attnlab.evaluation.perplexity import Perplexity, batch_nll
 from attnlab.models import LanguageModel
 from attnlab.training.data import StepBatch
+from attnlab.training.kernels import compiled_step
 
 
 def next_token_loss(model: LanguageModel, x: Tensor, y: Tensor) -> Tensor:
@@ -74,6 +75,7 @@ class LanguageModelTask(pl.LightningModule):
         self.betas = betas
         self.weight_decay = weight_decay
         self.warmup_steps = warmup_steps
+        self.step_loss = next_token_loss  # or compiled (use_compiled_step)
         self._val_nll, self._val_tokens = 0.0, 0
 
     def forward(self, idx: Tensor) -> Tensor:
@@ -87,7 +89,11 @@ class LanguageModelTask(pl.LightningModule):
         # guarantee instead of a hope.
         if batch.step != self.global_step:
             raise RuntimeError(f"batch of step {batch.step} arrived at step {self.global_step}")
-        return next_token_loss(self.model, batch.x, batch.y)
+        return self.step_loss(self.model, batch.x, batch.y)
+
+    def use_compiled_step(self) -> None:
+        """Run the step's forward and backward through ``torch.compile``'s kernels."""
+        self.step_loss = compiled_step(next_token_loss)
 
     def on_validation_epoch_start(self) -> None:
         """Start a new sum: each validation is one point of the curve."""

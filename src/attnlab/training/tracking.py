@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 import wandb
 
 from attnlab.config.training import WandbParams
-from attnlab.training.artifacts import seed_label
+from attnlab.paths import seed_label
 
 log = logging.getLogger(__name__)
 

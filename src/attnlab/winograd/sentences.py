@@ -36,9 +36,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from attnlab.config.winograd import WinogradParams
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 WORDS: tuple[str, ...] = tuple(TEMPLATE.split())
@@ -229,3 +232,12 @@ def closed_task(
     )
     ordered = itertools.permutations(nouns, 2)
     return WinogradTask("closed", vocabulary, _sentences(ordered, held, adjectives))
+
+
+def build_task(params: WinogradParams, task: TaskName, seed: int) -> WinogradTask:
+    """Generate every sentence of ``task`` with its split from params ``winograd``, by ``seed``."""
+    adjectives = params.adjectives.adjectives()
+    if task == "leaky":
+        cfg = params.leaky
+        return leaky_task(cfg.animals, cfg.places, adjectives, cfg.held_out_share, seed)
+    return closed_task(params.closed.nouns, adjectives, params.closed.held_out_share, seed)

@@ -1,0 +1,24 @@
+"""Stage ``bpe``: train the byte-level BPE tokenizer on the corpus."""
+
+from attnlab import paths
+from attnlab.config import load_params
+from attnlab.data.bpe import save_tokenizer, train_bpe
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
+
+
+def main(
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Train a byte-level BPE of bpe.vocab_size tokens (256 bytes + merges) on the corpus.
+
+    Reads: params bpe.vocab_size; data/raw/input.txt.
+    Writes: data/tokenizer/tokenizer.json (deterministic: same input, same bytes).
+    """
+    cfg = load_params(params).bpe
+    text = paths.RAW_CORPUS.read_text(encoding="utf-8")
+    digest = save_tokenizer(train_bpe(text, cfg.vocab_size), paths.TOKENIZER)
+    print(f"{paths.TOKENIZER}: {cfg.vocab_size} tokens, SHA-256 {digest}")
+
+
+if __name__ == "__main__":
+    run_stage(main)

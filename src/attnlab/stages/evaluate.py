@@ -1,0 +1,54 @@
+"""Stage ``evaluate@{variant}-{seed}``: measure one trained run as its experiment asks."""
+
+import json
+from typing import Annotated
+
+import typer
+
+from attnlab import paths
+from attnlab.config import load_params
+from attnlab.evaluation.trained import evaluate_trained
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The trained variant to measure.")],
+    seed: RunSeed,
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Measure a trained run: perplexity on both splits plus its experiments' extras.
+
+    Reads: params seed (E09's windows, E11's batch: the same for every run),
+    evaluate.device, evaluate.batch_size, evaluate.measurements, evaluate.lengths,
+    evaluate.stats_windows; aliases (rows of other experiments that read this run);
+    data/models/{variant}/seed-{seed}/ (the trained model and the configuration it was
+    trained with, its init seed included); data/tokens/train.parquet,
+    data/tokens/val.parquet; data/tokenizer/tokenizer.json (the bytes of each token).
+    Writes: reports/metrics/{variant}/seed-{seed}/eval.json: the run's seed, init_seed and
+    data_seed; val/ppl and train/ppl at the training context (and the tokens each
+    scored), val/bpb and train/bpb (bits per byte), params/{component}, and, as
+    evaluate.measurements lists for the variant's experiment and its aliases',
+    val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
+    per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
+    (E11); a protocol field saying how; wall_s.
+    """
+    cfg = load_params(params)
+    record = evaluate_trained(
+        paths.model_dir(variant, seed),
+        variant,
+        seed,
+        cfg.evaluate,
+        cfg.seed,
+        paths.TOKENS,
+        paths.TOKENIZER,
+        experiments=cfg.experiments_reading(variant),
+    )
+    paths.write_metrics(paths.eval_metrics(variant, seed), record)
+    headline = {
+        k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))
+    }
+    print(f"{paths.run(variant, seed)}: {json.dumps(headline)}")
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,74 @@
+"""Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
+
+import shutil
+
+from attnlab import paths
+from attnlab.config import catalogue_choice, load_params
+from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
+
+
+def main(
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Render the report from whatever the pipeline has measured so far.
+
+    Reads: params seed and budget.scale (shown as the protocol where a metrics file does
+    not record them); each study of sweeps.studies, its variant resolved from variants,
+    model and train (the catalogue's choice the sweep section answers against), and its
+    references (the story's own choices, run as fixed trials); wandb
+    (entity and project: the trials' W&B links); aliases (a row that reads its variant's
+    files, said so in its experiment's protocol); everything under reports/metrics,
+    reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
+    folder means "not run").
+    Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
+    offline), reports/REPORT.md (the same tables and verdicts in Markdown) and
+    reports/demo.html (the browser demo, with the Winograd maps embedded) and
+    reports/headline.json (the metrics `dvc exp show` compares: per variant the mean over
+    seeds of val/ppl and val/bpb and its n, Winograd accuracy, each study's best val/ppl,
+    and the claim tally) and reports/summary/<source>.json (every seeded measurement's
+    mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
+    """
+    loaded = load_params(params)
+    inputs = ReportInputs(
+        metrics=paths.METRICS,
+        curves=paths.CURVES,
+        tables=paths.TABLES,
+        figures=paths.FIGURES,
+        sweeps=paths.SWEEPS,
+        params={
+            "seed": loaded.seed,
+            "budget": {"scale": loaded.budget.scale},
+            "wandb": {"entity": loaded.wandb.entity, "project": loaded.wandb.project},
+            "sweeps": {
+                key: {
+                    "variant": study.variant,
+                    "choice": catalogue_choice(study, loaded.variant(study.variant)),
+                    "references": study.references,
+                }
+                for key, study in loaded.sweeps.studies.items()
+            },
+        },
+        aliases=dict(loaded.aliases),
+    )
+    report = build_report(inputs)
+    paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
+    paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
+    paths.DEMO.write_text(report.demo_html, encoding="utf-8")
+    paths.write_metrics(paths.HEADLINE, report.headline)
+    shutil.rmtree(paths.SUMMARY, ignore_errors=True)  # no file of a source since removed
+    paths.SUMMARY.mkdir()  # the declared output exists even before any seeded run
+    for source, record in report.summary.items():
+        paths.write_metrics(paths.SUMMARY / f"{source}.json", record)
+    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
+    held = sum(v.status == HOLDS for v in decided)
+    pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
+    print(
+        f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
+        f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
+        f"-> {paths.REPORT_INDEX}"
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

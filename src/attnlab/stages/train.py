@@ -1,0 +1,59 @@
+"""Stage ``train@{variant}-{seed}``: train one run; write its model, metrics and curves."""
+
+import logging
+from typing import Annotated
+
+import typer
+
+from attnlab import paths
+from attnlab.config import load_params
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
+from attnlab.training import TrainJob
+from attnlab.training.recorded import RunFiles, train_and_record
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The variant to train.")],
+    seed: RunSeed,
+    params: ParamsFile = DEFAULT_PARAMS,
+    resume: Resume = True,
+    keep_checkpoint: Annotated[
+        bool, typer.Option(help="Keep the final checkpoint (optimiser state) after success.")
+    ] = False,
+) -> None:
+    """Train one variant under one seed with Lightning, resuming a killed run where it stopped.
+
+    Reads: params seed (the val/ppl curve's windows, the same for every run),
+    budget.scale, model, train, bpe.vocab_size, variants.{variant}, trainer, checkpoint,
+    wandb, evaluate.curve, evaluate.batch_size;
+    data/tokens/train.parquet and val.parquet, data/tokenizer/tokenizer.json (the bytes
+    per token of val/bpb); the environment variables
+    ATTNLAB_RUN_ROOT (resume state, default ~/.cache/attnlab), WANDB_DIR, WANDB_MODE.
+    Writes: ({run} is {variant}/seed-{seed}) data/models/{run}/ (model.pt and
+    config.json), reports/metrics/{run}/train.json (train/loss: mean of the last 5 % of
+    steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s, tokens_per_s, params,
+    device; provenance: git_commit, git_dirty, dvc_experiment, wandb_run) and
+    reports/curves/{run}/train_loss.csv (step, loss: one row per step) and
+    reports/curves/{run}/val_ppl.csv (step, val/ppl on a fixed sample of validation
+    windows, every evaluate.curve.every_steps steps scaled by the budget). The W&B run's
+    summary holds the whole-split val/ppl and val/bpb, the evaluate stage's protocol.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    cfg = load_params(params)
+    job = TrainJob.from_params(cfg, variant, seed)
+    files = RunFiles(
+        paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.run_folders(variant, seed)
+    )
+    result = train_and_record(cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint)
+    if not result.is_global_zero:
+        return  # DDP: rank 0 alone wrote the outputs
+    metrics = result.metrics
+    print(
+        f"{paths.run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
+        f"after {metrics['steps']} steps, "
+        f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

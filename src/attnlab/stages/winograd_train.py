@@ -1,0 +1,70 @@
+"""Stage ``winograd-train@<variant>-<seed>``: train one Winograd run (shared training code)."""
+
+import logging
+from typing import Annotated
+
+import torch
+import typer
+
+from attnlab import paths
+from attnlab.config import load_params
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
+from attnlab.training import (
+    TrainJob,
+    run_root_from_env,
+    save_trained_model,
+    train_variant,
+    wandb_dir,
+    write_curve,
+)
+from attnlab.winograd.batches import WinogradSentences
+
+
+def main(
+    variant: Annotated[str, typer.Option("--variant", help="The Winograd variant to train.")],
+    seed: RunSeed,
+    params: ParamsFile = DEFAULT_PARAMS,
+    resume: Resume = True,
+) -> None:
+    """Train one Winograd variant under one seed on its task's training sentences, resumably.
+
+    Reads: params budget.scale, winograd.model, winograd.train, winograd.torch_threads,
+    winograd.variants.<variant>, trainer, checkpoint, wandb; data/winograd/<task>.parquet
+    (the task is the variant name's first word); the environment variables
+    ATTNLAB_RUN_ROOT, WANDB_DIR, WANDB_MODE (as the train stage).
+    Writes: data/winograd/models/<variant>/seed-<seed>/ (model.pt and config.json),
+    reports/metrics/winograd/train/<variant>/seed-<seed>.json (train/loss: mean of the
+    last 5 % of steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s,
+    tokens_per_s, params, device) and reports/curves/winograd/<variant>/seed-<seed>.csv
+    (step, loss).
+    """
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    loaded = load_params(params)
+    cfg = loaded.winograd
+    torch.set_num_threads(cfg.torch_threads)
+    job = TrainJob.from_variant(loaded, cfg.variant(variant), seed)
+    path = paths.winograd_task(cfg.task_of(variant))
+    sentences = WinogradSentences(
+        path, job.variant.train.batch_size, job.data_seed, job.steps, job.trainer.num_workers
+    )
+    run_root = run_root_from_env()
+    result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)
+    if not result.is_global_zero:
+        return  # DDP: rank 0 alone writes the outputs
+    save_trained_model(result.model, result.config, paths.winograd_model_dir(variant, seed))
+    paths.write_metrics(
+        paths.winograd_train_metrics(variant, seed),
+        {**result.metrics, "provenance": result.provenance},
+    )
+    write_curve(paths.winograd_curve(variant, seed), result.curve)
+    result.discard_resume_state()  # only now: a failed write above can still resume
+    metrics = result.metrics
+    print(
+        f"{paths.run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
+        f"after {metrics['steps']} steps, "
+        f"{metrics['wall_s']:.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

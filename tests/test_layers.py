@@ -1,0 +1,92 @@
+"""Three layers: the library never runs a stage script; a stage script is only an entry point.
+
+``pipeline/<stage>.py`` is what ``dvc.yaml`` runs; its command lives in
+``attnlab.stages.<stage>``. ``attnlab`` with every stage loaded has imported no file of
+``pipeline/``, no module of the library loads a file by path, and each script holds only
+its docstring, the import of its command and the call.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnlab.cli import STAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "pipeline").glob("*.py"))
+# The ways Python runs a file by its path rather than a module by its name.
+BY_PATH = {"spec_from_file_location", "run_path", "exec_module", "SourceFileLoader"}
+PROBE = """
+import sys
+from typer.testing import CliRunner
+from attnlab.cli import STAGES, build_app
+app = build_app()  # every stage's module imported
+for name in STAGES:
+    assert CliRunner().invoke(app, [name, "--help"]).exit_code == 0, name
+print("\\n".join(str(getattr(m, "__file__", None) or "") for m in list(sys.modules.values())))
+"""
+
+
+def test_attnlab_with_every_stage_loaded_has_imported_no_stage_script():
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = [Path(line) for line in done.stdout.splitlines() if line]
+    assert any(path.match("attnlab/stages/train.py") for path in loaded)  # it did load them
+    assert [path for path in loaded if (ROOT / "pipeline") in path.parents] == []
+
+
+@pytest.mark.parametrize(
+    "module", sorted((ROOT / "src" / "attnlab").rglob("*.py")), ids=lambda p: p.name
+)
+def test_no_library_module_loads_a_file_by_its_path(module):
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    names = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    names |= {
+        alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for alias in n.names
+    }
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert names.isdisjoint(BY_PATH) and "pipeline" not in imported
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_a_stage_script_is_its_docstring_and_the_call_into_its_command(script):
+    body = ast.parse(script.read_text(encoding="utf-8")).body
+    docstring, *imports, guard = body
+    assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
+    modules = sorted(node.module for node in imports if isinstance(node, ast.ImportFrom))
+    assert len(modules) == len(imports) == 2
+    command = next(m for m in modules if m != "attnlab.stages.command")
+    assert modules == sorted(["attnlab.stages.command", command])
+    assert command in STAGES.values(), f"{script.name} runs {command}, no stage of attnlab"
+    assert isinstance(guard, ast.If) and ast.unparse(guard.test) == "__name__ == '__main__'"
+    assert ast.unparse(guard.body[0]) == "run_stage(main)" and len(guard.body) == 1
+
+
+def test_every_stage_has_its_script():
+    commands = {
+        next(
+            n.module
+            for n in ast.parse(s.read_text()).body[1:3]
+            if n.module != "attnlab.stages.command"
+        )
+        for s in SCRIPTS
+    }
+    assert commands == set(STAGES.values())
+
+
+def test_only_the_command_line_imports_the_stage_commands():
+    library = ROOT / "src" / "attnlab"
+    importers = []
+    for module in library.rglob("*.py"):
+        if (library / "stages") in module.parents or module == library / "cli.py":
+            continue
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        if any(name.startswith("attnlab.stages") for name in imported):
+            importers.append(module.relative_to(library))
+    assert importers == []
