@@ -33,15 +33,24 @@ def _shrink(params: dict) -> None:
     params["variants"]["norm-post"]["model"]["n_layer"] = POST_NORM_BLOCKS
 
 
+# What each kept variant's experiment measures beyond P0's (the catalogue's `measure`).
+EXTRAS = {
+    "ladder-no-context": (),
+    "dk-1024-unscaled": ("score_stats",),
+    "norm-post": ("grad_norms",),
+    "positions-learned": ("extrapolation",),
+}
+
+
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
     keys |= {"seed", "init_seed", "data_seed"}
     keys |= {"val/bpb", "train/bpb"}
     keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}
     keys |= {"params/head", "params/total"}
-    if variant.startswith("positions-"):
+    if "extrapolation" in EXTRAS[variant]:
         keys |= {"val/ppl@64", "val/ppl@128", "val/ppl@256"}
-    if variant.startswith("dk-"):
+    if "score_stats" in EXTRAS[variant]:
         keys |= {
             f"{when}/{stat}/block_{b:02d}/head_{h:02d}"
             for when in ("init", "trained")
@@ -49,7 +58,7 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
             for b in range(n_layer)
             for h in range(n_head)
         }
-    if variant.startswith("norm-"):
+    if "grad_norms" in EXTRAS[variant]:
         keys |= {f"grad_norm/block_{b:02d}" for b in range(n_layer)}
         keys.add("grad_norm/ratio_last_first")
     return keys

@@ -5,7 +5,8 @@ variant of params.yaml trained and evaluated under each of :data:`SEEDS` (one fo
 file per seed, ``seed-<s>``; an alias row has none, its variant's evaluation holds its
 experiment's measurements too), the probes, the cost table, the Winograd models with their
 maps, and one sweep. The numbers are made up but shaped like real ones, each seed a little
-off the others; ``only`` keeps a subset (a partial run).
+off the others; ``only`` keeps a subset (a partial run). What a variant's evaluation
+holds is what the catalogue measures for the rows that read it.
 """
 
 import csv
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from attnlab.catalogue import experiments, experiments_of, measurements_for
 from attnlab.report import ReportInputs
 from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
@@ -30,6 +32,7 @@ PARAMS = {
     "sweeps": {"dk": {"variant": "dk-128-scaled", "choice": {"d_head": 128, "scale_scores": True}}},
 }
 SEEDS = (1, 2)
+GROUPS = {"probes", "cost", "winograd", "sweeps"}  # what ``write_run`` keeps beside experiments
 
 
 def jitter(seed: int, i: int) -> float:
@@ -63,14 +66,14 @@ def _rows(path: Path, rows: list[dict], delimiter: str = "\t") -> None:
         writer.writerows(rows)
 
 
-def _experiments_reading(name: str) -> set[str]:
-    """The experiment words whose rows read variant ``name``'s runs: its own, its aliases'."""
-    return {row.split("-")[0] for row in (name, *(a for a, v in ALIASES.items() if v == name))}
+def _measurements(name: str) -> tuple[str, ...]:
+    """What the evaluate stage measures on ``name``'s runs: for its rows and its aliases'."""
+    return measurements_for(name, *(a for a, v in ALIASES.items() if v == name))
 
 
 def _variant(reports: Path, name: str, i: int, seed: int) -> None:
     ppl = (300.0 + 7.0 * i) * jitter(seed, i)
-    experiments = _experiments_reading(name)
+    measured = _measurements(name)
     _json(
         reports / f"metrics/{name}/seed-{seed}/train.json",
         {
@@ -91,14 +94,14 @@ def _variant(reports: Path, name: str, i: int, seed: int) -> None:
         "protocol": {"perplexity": "every validation token scored once."},
         "seed": seed,
     }
-    if "positions" in experiments:
+    if "extrapolation" in measured:
         record.update({f"val/ppl@{n}": ppl * (1 + n / 640) for n in (64, 128, 256)})
-    if "dk" in experiments:
+    if "score_stats" in measured:
         for when, spread in (("init", 1.0), ("trained", 3.0)):
             record[f"{when}/scores/std/block_00/head_00"] = spread * (1 + i)
             record[f"{when}/attn/entropy/block_00/head_00"] = 2.0 / spread
             record[f"{when}/attn/onehot_frac/block_00/head_00"] = 0.05 * spread
-    if "norm" in experiments:
+    if "grad_norms" in measured:
         norms = [0.1 * (1 + b) ** (1.5 if "post" in name else 0.2) for b in range(12)]
         record.update({f"grad_norm/block_{b:02d}": n for b, n in enumerate(norms)})
         record["grad_norm/ratio_last_first"] = norms[-1] / norms[0]
@@ -134,13 +137,17 @@ def maps() -> dict:
 def write_run(reports: Path, only: set[str] | None = None) -> Path:
     """Write a tiny-budget run under ``reports``.
 
-    ``only`` keeps the experiment words listed (``ladder``, ``probes``, ``cost``,
-    ``winograd``, ``sweeps``...); None keeps everything.
+    ``only`` keeps the trained variants that are rows of the catalogue experiments listed
+    (``E02``, ``E18``...) and the groups listed (``probes``, ``cost``, ``winograd``,
+    ``sweeps``); None keeps everything.
     """
+    unknown = set(only or ()) - set(experiments()) - GROUPS
+    if unknown:  # a word that keeps nothing would make a partial run of the wrong shape
+        raise ValueError(f"only: not an experiment id or a group: {sorted(unknown)}")
     keep = (lambda word: True) if only is None else (lambda word: word in only)
     _json(reports / "metrics/corpus.json", {"chars": 1115394, "tokens": 459792})
     for i, name in enumerate(VARIANTS):
-        if keep(name.split("-")[0]):
+        if any(keep(key) for key in experiments_of(name)):
             for seed in SEEDS:
                 _variant(reports, name, i, seed)
     if keep("probes"):

@@ -27,7 +27,7 @@ def test_the_catalogues_aliases_are_p0s_block():
 
 
 def test_an_alias_row_reads_its_variants_metrics_and_curves(tmp_path):
-    reports = write_run(tmp_path / "reports", only={"ladder", "depth"})
+    reports = write_run(tmp_path / "reports", only={"E02", "E18"})
     assert not (reports / "metrics/depth-1").exists()  # nothing trained under the alias
     results = load_results(inputs(reports))
     shared = {seed: _eval(reports, "ladder-layernorm", seed)["val/ppl"] for seed in (1, 2)}
@@ -51,7 +51,7 @@ def test_an_alias_row_reads_its_variants_metrics_and_curves(tmp_path):
 
 
 def test_the_variants_evaluation_carries_its_aliases_measurements(tmp_path):
-    reports = write_run(tmp_path / "reports", only={"ladder"})
+    reports = write_run(tmp_path / "reports", only={"E02"})
     assert any(
         key.startswith("trained/scores/std/") for key in _eval(reports, "ladder-layernorm", 1)
     )
@@ -60,7 +60,7 @@ def test_the_variants_evaluation_carries_its_aliases_measurements(tmp_path):
 
 
 def test_a_claim_missing_an_alias_row_names_its_variants_file(tmp_path):
-    reports = write_run(tmp_path / "reports", only={"depth"})  # depth-2 alone
+    reports = write_run(tmp_path / "reports", only={"E18"})  # depth-2 alone
     verdict = next(v for v in judge_all(load_results(inputs(reports))) if v.claim.id == "E18.2")
     assert verdict.status == NOT_RUN
     assert "(ladder-layernorm/eval.json: val/ppl)" in verdict.evidence
@@ -68,7 +68,7 @@ def test_a_claim_missing_an_alias_row_names_its_variants_file(tmp_path):
 
 def test_files_under_an_alias_name_are_ignored_and_reported(tmp_path):
     """A record of before the alias (depth-1 trained on its own) must not count twice."""
-    reports = write_run(tmp_path / "reports", only={"ladder", "depth"})
+    reports = write_run(tmp_path / "reports", only={"E02", "E18"})
     stale = reports / "metrics/depth-1/seed-1/eval.json"
     stale.parent.mkdir(parents=True)
     stale.write_text(json.dumps({"val/ppl": 1.0, "train/ppl": 1.0, "seed": 1}))
@@ -84,7 +84,7 @@ def test_files_under_an_alias_name_are_ignored_and_reported(tmp_path):
 
 def test_without_the_alias_the_row_is_not_run(tmp_path):
     """The alias is what fills the row: with no aliases, nothing is trained as depth-1."""
-    reports = write_run(tmp_path / "reports", only={"ladder", "depth"})
+    reports = write_run(tmp_path / "reports", only={"E02", "E18"})
     bare = inputs(reports)
     bare = type(bare)(
         bare.metrics, bare.curves, bare.tables, bare.figures, bare.sweeps, bare.params

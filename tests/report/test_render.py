@@ -93,7 +93,7 @@ def test_the_ladders_table_and_the_protocol_come_from_the_metrics_files(full):
 
 
 def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
-    report = build_report(inputs(write_run(tmp_path / "reports", only={"ladder", "probes"})))
+    report = build_report(inputs(write_run(tmp_path / "reports", only={"E02", "probes"})))
     statuses = {v.claim.experiment: set() for v in report.verdicts}
     for verdict in report.verdicts:
         statuses[verdict.claim.experiment].add(verdict.status)
@@ -112,7 +112,7 @@ def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
 def test_an_empty_run_and_unreadable_files_still_render(tmp_path):
     empty = build_report(inputs(tmp_path / "nothing"))
     assert {v.status for v in empty.verdicts} == {NOT_RUN}
-    reports = write_run(tmp_path / "reports", only={"ladder"})
+    reports = write_run(tmp_path / "reports", only={"E02"})
     (reports / "metrics/ladder-mlp/seed-2/eval.json").write_text("{ not json")
     (reports / "curves/ladder-mlp/seed-2/train_loss.csv").write_text("step\n1\n")
     report = build_report(inputs(reports))
@@ -176,7 +176,7 @@ def test_the_aggregates_hold_mean_std_n_and_every_seed(full):
 
 
 def test_a_stale_file_without_a_seed_beside_seeded_ones_is_ignored_and_said(tmp_path):
-    reports = write_run(tmp_path / "reports", only={"ladder"})
+    reports = write_run(tmp_path / "reports", only={"E02"})
     (reports / "metrics/ladder-mlp/eval.json").write_text('{"val/ppl": 1.0}')
     report = build_report(inputs(reports))
     assert report.summary["ladder-mlp/eval"]["val/ppl"]["n"] == 2

@@ -79,11 +79,11 @@ def _without_the_choice_trial(reports, steps_per_trial):
 
 
 def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
-    same = write_run(tmp_path / "same" / "reports", only={"sweeps", "dk"})
+    same = write_run(tmp_path / "same" / "reports", only={"sweeps", "E08"})
     _without_the_choice_trial(same, 6)  # the fabricated runs' steps
     section = _sweeps_md(build_report(inputs(same)))
     assert "dk-128-scaled trained under the same protocol, mean of 2 seeds" in section
-    other = write_run(tmp_path / "other" / "reports", only={"sweeps", "dk"})
+    other = write_run(tmp_path / "other" / "reports", only={"sweeps", "E08"})
     _without_the_choice_trial(other, 60)  # a study at another budget than the record
     section = _sweeps_md(build_report(inputs(other)))
     assert "was not measured under this study's protocol" in section

@@ -43,7 +43,7 @@ def test_six_variants_three_per_task_with_derived_sizes():
         (lambda w: w["closed"].update(nouns=["dog", "cat"]), "winograd.closed.nouns:"),
         (lambda w: w["closed"].update(nounz=[]), "winograd.closed.nounz: unknown key"),
         (lambda w: w["closed"]["nouns"].append("dog"), "used twice"),
-        (lambda w: w["variants"].update({"e16-average": {}}), "must start with leaky- or closed-"),
+        (lambda w: w["variants"].update({"e16-average": {}}), "no Winograd experiment"),
         (
             lambda w: w["variants"]["closed-one-block"].update(model={"n_head": 3}),
             "variants.closed-one-block.model.n_head: d_model=64 is not divisible",

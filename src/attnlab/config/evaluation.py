@@ -1,10 +1,10 @@
 """Params of the evaluate stage and of the validation curve drawn during training.
 
-Which extra measurements a variant gets is data: ``measurements`` maps an experiment (the
-first word of a variant's name, ``positions`` of ``positions-rope``) to the measurements
-of :mod:`attnlab.evaluation.report` that experiment needs. Every variant also gets
-``val/ppl``, ``train/ppl`` and its parameters per component. A run that rows of other
-experiments read (their ``aliases``) gets their measurements too.
+Which extra measurements a variant gets is not a knob: the experiment catalogue
+(:mod:`attnlab.catalogue`, ``measure`` of each experiment) lists them for the rows of each
+experiment. Every variant also gets ``val/ppl``, ``train/ppl`` and its parameters per
+component. A run that rows of other experiments read (their ``aliases``) gets their
+measurements too.
 """
 
 from typing import Annotated, Literal
@@ -14,7 +14,6 @@ from pydantic import Field
 from attnlab.config.base import Section
 from attnlab.config.variants import BudgetParams
 
-Measurement = Literal["extrapolation", "score_stats", "grad_norms"]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
@@ -44,12 +43,6 @@ class EvaluateParams(Section):
 
     device: Literal["auto", "cpu", "cuda"]
     batch_size: PositiveInt
-    measurements: dict[str, list[Measurement]]
     lengths: Annotated[list[PositiveInt], Field(min_length=1)]
     stats_windows: PositiveInt
     curve: CurveParams
-
-    def measurements_for(self, *experiments: str) -> tuple[str, ...]:
-        """The extra measurements of ``experiments``, each once (none for one not listed)."""
-        found = (m for experiment in experiments for m in self.measurements.get(experiment, ()))
-        return tuple(dict.fromkeys(found))

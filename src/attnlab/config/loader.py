@@ -6,6 +6,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from attnlab.catalogue import experiments_of
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
@@ -21,7 +22,6 @@ from attnlab.config.variants import (
     build_model_config,
     check_aliases,
     check_variant_name,
-    experiment_of,
     resolve_variant,
 )
 from attnlab.config.winograd import WinogradParams
@@ -120,14 +120,14 @@ class Params(Section):
         return tuple(alias for alias, shared in self.aliases.items() if shared == name)
 
     def experiments_reading(self, name: str) -> tuple[str, ...]:
-        """The experiments whose rows read variant ``name``'s runs: its own, then its aliases'.
+        """The catalogue ids of the experiments whose rows read variant ``name``'s runs.
 
-        The evaluate stage measures a run for all of them (E08's score statistics of the
-        d_k = 32 row are measured on ``ladder-layernorm``, the run that row reads).
+        Those with the variant or one of its aliases among their rows, in the catalogue's
+        order. The evaluate stage measures a run for all of them (E08's score statistics
+        of the d_k = 32 row are measured on ``ladder-layernorm``, the run that row reads).
         """
-        own = self.variant(name).experiment  # an unknown name or an alias: ParamsError
-        found = (own, *map(experiment_of, self.aliases_of(name)))
-        return tuple(dict.fromkeys(found))
+        self.variant(name)  # an unknown name or an alias: ParamsError
+        return experiments_of(name, *self.aliases_of(name))
 
 
 def _key(loc: tuple[int | str, ...]) -> str:

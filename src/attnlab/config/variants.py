@@ -1,7 +1,7 @@
 """Trained variants as data: model and training defaults plus per-variant overrides.
 
-Every trained row of docs/catalogue.md (E02, E08, E11, E13, E18) is an entry of
-``variants`` in params.yaml named ``<experiment>-<row>``; it overrides the P0 defaults of
+Every trained row of the catalogue (E02, E08, E11, E13, E18; :mod:`attnlab.catalogue`)
+is an entry of ``variants`` in params.yaml, kebab-case; it overrides the P0 defaults of
 ``model`` and ``train``. :func:`resolve_variant` turns one entry into the objects training
 needs, and the loader resolves every entry up front, so a bad override fails before any
 stage does work. A row that is the same run as another experiment's (P0's block is E02's
@@ -84,13 +84,13 @@ class Variant:
 
     @property
     def experiment(self) -> str:
-        """The experiment group: the name's first word (``ladder`` of ``ladder-mlp``)."""
-        return experiment_of(self.name)
+        """A label for the run's W&B tags and recorded config: the name's first word.
 
-
-def experiment_of(name: str) -> str:
-    """The experiment group of a variant or alias name: its first word."""
-    return name.split("-", 1)[0]
+        It decides nothing: which experiments a variant is a row of, and so what is
+        measured on it, is the catalogue's (:mod:`attnlab.catalogue`). The label stays as
+        it was because the recorded config, and so every run's fingerprint, holds it.
+        """
+        return self.name.split("-", 1)[0]
 
 
 def check_variant_name(name: str, section: str = "variants") -> str:

@@ -3,8 +3,8 @@
 The Winograd models are word-level: their vocabulary is the task's words (a few dozen), not
 the BPE tokenizer, and their context is the template's length. Both are derived from the
 params here, never set, so ``winograd.model`` holds every model field but ``vocab_size`` and
-``block_size``. Variants are named ``<task>-<row>`` (``closed-two-blocks``): the name's
-first word, the variant's experiment group, is the task it trains on.
+``block_size``. The task a variant trains on is its experiment's (E16 leaky, E17 closed, in
+the catalogue :mod:`attnlab.catalogue`): a variant no Winograd experiment lists is refused.
 
 Only the template's facts are read from :mod:`attnlab.winograd.sentences` (its words and
 its length: a variant's model is validated when params load, before any work);
@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from attnlab.catalogue import winograd_task
 from attnlab.config.base import Section
 from attnlab.config.variants import (
     TrainParams,
@@ -81,6 +82,7 @@ class WinogradParams(Section):
     maps: MapsParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
+    _tasks: dict[str, TaskName] = PrivateAttr(default_factory=dict)
 
     @field_validator("model")
     @classmethod
@@ -96,9 +98,13 @@ class WinogradParams(Section):
         vocab_size = {task: len(self.vocabulary(task)) for task in TASKS}
         for name, overrides in self.variants.items():
             check_variant_name(name)
-            task = name.split("-", 1)[0]
-            if task not in TASKS:
-                raise ParamsError(f"variants.{name}: the name must start with leaky- or closed-")
+            task = winograd_task(name)
+            if task is None:
+                raise ParamsError(
+                    f"variants.{name}: no Winograd experiment of the catalogue (E16, E17) "
+                    "has this row, so it has no task to train on"
+                )
+            self._tasks[name] = task
             model_defaults = {**self.model, "block_size": BLOCK_SIZE}
             self._resolved[name] = resolve_variant(
                 name, overrides, model_defaults, self.train, vocab_size[task]
@@ -132,9 +138,9 @@ class WinogradParams(Section):
         return build_vocabulary(self.nouns(task), self.adjectives.adjectives())
 
     def task_of(self, name: str) -> TaskName:
-        """The task variant ``name`` trains on: its name's first word."""
+        """The task variant ``name`` trains on: its experiment's, in the catalogue."""
         self.variant(name)
-        return "leaky" if name.split("-", 1)[0] == "leaky" else "closed"
+        return self._tasks[name]
 
     def variant(self, name: str) -> Variant:
         """The resolved Winograd variant ``name``.

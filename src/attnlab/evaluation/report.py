@@ -2,7 +2,8 @@
 
 Every variant gets P0's perplexity on both splits (``val/ppl``, ``train/ppl``; E18 compares
 them) and its parameters per component. The extra measurements are chosen by name, as
-data (params ``evaluate.measurements``, keyed by experiment):
+data (``measure`` of the experiments in the catalogue, :mod:`attnlab.catalogue`, whose
+rows read the run):
 
 - ``extrapolation`` (E13): ``val/ppl@L`` for every evaluation length L;
 - ``score_stats`` (E08, E09): the attention statistics at initialisation and after training;

@@ -3,7 +3,8 @@
 The ``evaluate@<variant>-<seed>`` stage and the sweeps' ``sweep-check@<study>-<seed>`` stage
 both read a saved model, check it is the run they were asked for, and measure it with
 :func:`attnlab.evaluation.evaluate_variant` (val/ppl and train/ppl on the whole splits, the
-bits per byte, the parameter counts, and the extras its experiment lists).
+bits per byte, the parameter counts, and the extras its experiments list in the
+catalogue, :mod:`attnlab.catalogue`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import torch
 
+from attnlab.catalogue import experiments_of, measurements_of
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
@@ -50,8 +52,9 @@ def evaluate_trained(
         root_seed: Params ``seed`` (E09's windows, E11's batch: the same for every run).
         tokens: The folder of ``train.parquet`` and ``val.parquet``.
         tokenizer: The tokenizer (the bytes of each token, for the bits per byte).
-        experiments: Other experiments whose rows read this run (its aliases',
-            ``Params.experiments_reading``): their measurements run too.
+        experiments: Catalogue ids of other experiments whose rows read this run (its
+            aliases', ``Params.experiments_reading``): their measurements run too, beside
+            those of the experiments with ``variant`` among their rows.
 
     Returns:
         The run's seeds, :func:`evaluate_variant`'s measurements and ``wall_s``.
@@ -77,7 +80,7 @@ def evaluate_trained(
         train_batch_size=trained.variant.train.batch_size,
         token_bytes=token_byte_lengths(tokenizer),
     )
-    extra = evaluate.measurements_for(trained.variant.experiment, *experiments)
+    extra = measurements_of((*experiments_of(variant), *experiments))
     began = time.perf_counter()
     record = {**trained.seeds, **evaluate_variant(inputs, extra)}
     record["wall_s"] = round(time.perf_counter() - began, 3)

@@ -1,41 +1,27 @@
-"""Every claim of docs/catalogue.md as data, and its verdict computed from the measurements.
+"""Every claim of the experiment catalogue, and its verdict computed from the measurements.
 
-Each claim carries the catalogue's own words, the rule that decides it (the measurements
-it needs and a threshold stated in numbers) and ``reading``: how the threshold reads the
-story's words ("about four times", "barely", "a wide margin"). No verdict is written by
-hand: :func:`judge` says *holds*, *does not hold* or *inconclusive* from the numbers by the
-rule's named test (:mod:`attnlab.report.rules`), or *not run* when a measurement is
-missing. The thresholds were fixed before any result was looked at and reviewed once,
-before any several-seed result existed (docs/catalogue.md, How a claim is decided); each
-change is written beside its rule ("review:"). The trained experiments' claims are in
-:mod:`attnlab.report.trained_claims`, the Winograd ones in
-:mod:`attnlab.report.winograd_claims`; the computed ones are here, where "float noise"
-reads at most 1e-5 absolute (float32 rounding on values of order one).
+The claims are data in the catalogue (:mod:`attnlab.catalogue`): each carries the story's
+own words, the rule that decides it (the measurements it needs and a threshold stated in
+numbers) and ``reading``: how the threshold reads the story's words ("about four times",
+"barely", "a wide margin"). :mod:`attnlab.report.claim_rules` builds each rule by name. No
+verdict is written by hand: :func:`judge` says *holds*, *does not hold* or *inconclusive*
+from the numbers by the rule's named test (:mod:`attnlab.report.rules`), or *not run* when
+a measurement is missing. The thresholds were fixed before any result was looked at and
+reviewed once, before any several-seed result existed (docs/catalogue.md, How a claim is
+decided); each change is written in its reading ("review:").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.catalogue import experiments
+from attnlab.report.claim_rules import build_rule
 from attnlab.report.results import Results
-from attnlab.report.rules import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    EachRef,
-    Outcome,
-    Ref,
-    Rule,
-    all_of,
-    each_in_range,
-    in_range,
-)
-from attnlab.report.trained_claims import TRAINED_CLAIMS
-from attnlab.report.winograd_claims import WINOGRAD_CLAIMS
+from attnlab.report.rules import FAILS, HOLDS, INCONCLUSIVE, Outcome, Rule
 
 NOT_RUN = "not run"
 STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
-NOISE = 1e-5  # "float noise only": max |diff| in float32
 
 
 @dataclass(frozen=True)
@@ -78,95 +64,12 @@ def variant_of(source: str) -> str:
     return source.removeprefix("winograd/").removesuffix("/eval").removesuffix("/train")
 
 
-def _probe(experiment: str, key: str, label: str) -> Ref:
-    # A probe is a computation with no seed to vary: one value, decided as a point.
-    return Ref(f"probes/{experiment}", f"{experiment}/{key}", label, exact=True)
-
-
-def _computed() -> list[Claim]:
-    noise = f"'float noise': at most {NOISE:g} absolute"
-    gpt2 = 124_439_808
-    return [
-        Claim(
-            "E03.1",
-            "E03",
-            "the causal mean's last row is unchanged by permuting the window (float noise only)",
-            in_range(_probe("e03", "last_row_max_abs_diff", "max |diff|"), hi=NOISE),
-            noise,
-        ),
-        Claim(
-            "E04.1",
-            "E04",
-            "loop, lower-triangular matmul and masked softmax give the same average",
-            all_of(
-                in_range(_probe("e04", "loop_vs_matmul", "loop vs matmul"), hi=NOISE),
-                in_range(_probe("e04", "loop_vs_softmax", "loop vs softmax"), hi=NOISE),
-            ),
-            noise,
-        ),
-        Claim(
-            "E05.1",
-            "E05",
-            "Var(q.k) = d for unit-variance q and k (std = sqrt(d))",
-            each_in_range(
-                EachRef("probes/e05", "e05/var_over_d@", "Var/d", exact=True), 0.95, 1.05
-            ),
-            "within 5 % of 1 at every d (20,000 pairs: about 1 % sampling error)",
-        ),
-        Claim(
-            "E10.1",
-            "E10",
-            "the MLP holds two thirds of a block's parameters",
-            each_in_range(
-                EachRef("probes/e10", "e10/mlp_share@", "MLP share", exact=True),
-                2 / 3 - 0.01,
-                2 / 3 + 0.01,
-            ),
-            "'two thirds': within one percentage point of 2/3 at every width",
-        ),
-        Claim(
-            "E12.1",
-            "E12",
-            "without positions and mask, attention(P x) = P attention(x)",
-            in_range(_probe("e12", "max_abs_diff", "max |diff|"), hi=NOISE),
-            noise,
-        ),
-        Claim(
-            "E14.1",
-            "E14",
-            "naive attention's time grows x4 per doubling of n (quadratic)",
-            in_range(Ref("cost", "e14/naive/time_slope", "log-log slope", exact=True), 1.7, 2.3),
-            "'x4 per doubling': a fitted exponent within 0.3 of 2",
-        ),
-        Claim(
-            "E15.1",
-            "E15",
-            "GPT-2 small has 124,439,808 parameters, by formula and by counting a built module",
-            all_of(
-                in_range(_probe("e15", "total/formula", "formula"), gpt2, gpt2),
-                in_range(_probe("e15", "total/module", "module"), gpt2, gpt2),
-            ),
-            "exactly equal",
-        ),
-        Claim(
-            "E19.1",
-            "E19",
-            "our multi-head attention equals nn.MultiheadAttention and "
-            "F.scaled_dot_product_attention",
-            all_of(
-                in_range(_probe("e19", "vs_nn_multihead_attention", "vs MHA"), hi=NOISE),
-                in_range(_probe("e19", "vs_sdpa", "vs SDPA"), hi=NOISE),
-            ),
-            noise,
-        ),
-    ]
-
-
 def _catalogue() -> tuple[Claim, ...]:
-    claims = _computed()
-    claims += [Claim(*entry) for entry in (*TRAINED_CLAIMS, *WINOGRAD_CLAIMS)]
-    order = {f"E{n:02d}": n for n in range(1, 20)}
-    return tuple(sorted(claims, key=lambda c: (order[c.experiment], c.id)))
+    return tuple(
+        Claim(spec.id, key, spec.says, build_rule(spec), spec.reading)
+        for key, entry in experiments().items()
+        for spec in entry.claims
+    )
 
 
 CLAIMS: tuple[Claim, ...] = _catalogue()

@@ -8,6 +8,9 @@ cost stage drew none.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from attnlab.catalogue import Experiment, experiment
 from attnlab.report import figures
 from attnlab.report.content import (
     Image,
@@ -20,27 +23,10 @@ from attnlab.report.content import (
 )
 from attnlab.report.results import Results
 
-# Experiment -> (its TSV tables under the tables folder, their titles).
-TABLES = {
-    "E03": (("probes/e03_shuffle", "Each permutation of the window"),),
-    "E04": (("probes/e04_averages", "The 6 x 6 averaging matrix and the three ways' max |diff|"),),
-    "E05": (("probes/e05_dot_products", "Var(q.k) against d"),),
-    "E06": (
-        ("probes/e06_effective_tokens", "exp(entropy) of a row of 64 scores"),
-        ("probes/e06_example_row", "One row, divided and undivided"),
-    ),
-    "E07": (("probes/e07_frozen_rows", "Softmax Jacobian trace and frozen rows"),),
-    "E10": (("probes/e10_block_split", "Parameters of one block by component"),),
-    "E12": (("probes/e12_equivariance", "attention(P x) vs P attention(x)"),),
-    "E14": (("e14_cost", "One attention layer as n doubles"),),
-    "E15": (("probes/e15_gpt2_small", "GPT-2 small by component"),),
-    "E19": (("probes/e19_parity", "Our attention vs PyTorch's"),),
-}
-
 
 def corpus(results: Results, section: Section) -> None:
     """P0: the corpus and tokenizer every trained model reads."""
-    record = results.record("corpus")
+    record = results.record(experiment(section.id).probe or "")
     section.protocol = [
         ("seed", params_line(results, "seed") or "not run"),
         ("budget scale", params_line(results, "budget.scale") or "not run"),
@@ -52,8 +38,8 @@ def corpus(results: Results, section: Section) -> None:
 
 def computed(results: Results, section: Section) -> None:
     """A computed experiment: its tables, its stage's figures, the environment it ran in."""
-    key = section.id.lower()
-    source = "cost" if section.id == "E14" else f"probes/{key}"
+    entry = experiment(section.id)
+    source = entry.probe or ""
     record = results.record(source)
     section.measured = source in results.metrics
     section.protocol = [("seed", params_line(results, "seed") or "not run")]
@@ -61,14 +47,14 @@ def computed(results: Results, section: Section) -> None:
         section.protocol += _cost_environment(results)
     else:
         section.protocol.append(("library versions (rendering environment)", library_versions()))
-    for name, title in TABLES.get(section.id, ()):
-        table = tsv_table(title, results.table(name))
+    for spec in entry.tables:
+        table = tsv_table(spec.title, results.table(spec.file))
         if table is not None:
             section.tables.append(table)
     if record and not section.tables:  # no table written: show the metrics file itself
         rows = tuple((name, cell(value)) for name, value in record.items())
         section.tables.append(Table(f"{source}.json", ("metric", "value"), rows))
-    drawn = results.figures_of(f"{key}_")
+    drawn = stage_figures(results, entry)
     for path in drawn:
         section.figures.append(
             Image(
@@ -79,6 +65,12 @@ def computed(results: Results, section: Section) -> None:
         )
     if section.id == "E14" and not drawn:
         section.figures += _cost_figure(results)
+
+
+def stage_figures(results: Results, entry: Experiment) -> list[Path]:
+    """The figures ``entry``'s stages drew (its catalogue ``figures``) that exist, in order."""
+    names = [Path(figure).name for figure in entry.figures]
+    return [results.figures[name] for name in names if name in results.figures]
 
 
 def _cost_environment(results: Results) -> list[tuple[str, str]]:

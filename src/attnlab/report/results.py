@@ -157,10 +157,6 @@ class Results:
         """The rows of TSV table ``name`` (its path without ``.tsv``); empty when absent."""
         return self.tables.get(name, [])
 
-    def figures_of(self, prefix: str) -> list[Path]:
-        """The stage-drawn figures whose name starts with ``prefix`` (``e06_``), sorted."""
-        return [self.figures[name] for name in sorted(self.figures) if name.startswith(prefix)]
-
 
 def _seed_order(runs: dict[Seed, Any]) -> list[Seed]:
     return sorted(runs, key=lambda seed: (seed is not None, seed))

@@ -7,7 +7,9 @@ columns: the sentence's words up to the query).
 
 from __future__ import annotations
 
+from attnlab.catalogue import Row, experiment
 from attnlab.report import figures, trained
+from attnlab.report.computed import stage_figures
 from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
@@ -17,15 +19,7 @@ from attnlab.report.content import (
 )
 from attnlab.report.protocol import protocol
 from attnlab.report.results import Results
-from attnlab.report.winograd import (
-    ADJECTIVE,
-    CROSSED,
-    CROSSER,
-    MODELS,
-    TASKS,
-    read_maps,
-    source,
-)
+from attnlab.report.winograd import ADJECTIVE, CROSSED, CROSSER, read_maps, source
 
 SCORE_COLUMNS = (
     "winograd/acc",
@@ -38,18 +32,20 @@ SCORE_COLUMNS = (
 
 def winograd(results: Results, section: Section) -> None:
     """E16 (leaky) or E17 (closed): scores per model, curves, and the attention maps."""
-    task = "leaky" if section.id == "E16" else "closed"
-    variants = [f"{task}-{m}" for m in MODELS]
-    section.measured = any(source(task, m) in results.metrics for m in MODELS)
+    entry = experiment(section.id)
+    task, models = entry.task, entry.rows
+    name = f"{section.id}, {task}"
+    variants = entry.variants
+    section.measured = any(source(m.variant) in results.metrics for m in models)
     section.protocol = protocol(results, variants, "winograd/train/{}", "winograd/{}")
     data = results.record("winograd/data").get(task)
     if isinstance(data, dict):
         section.protocol += [(f"data: {k}", str(v)) for k, v in data.items() if k != "vocabulary"]
     found = {
         k
-        for m in MODELS
-        for k in results.record(source(task, m))
-        if k.startswith("winograd/") and results.value(source(task, m), k) is not None
+        for m in models
+        for k in results.record(source(m.variant))
+        if k.startswith("winograd/") and results.value(source(m.variant), k) is not None
     }
     # The story's two columns first, then the rest, the training split's last.
     keys = [k for k in SCORE_COLUMNS if k in found]
@@ -57,11 +53,11 @@ def winograd(results: Results, section: Section) -> None:
     keys += sorted(k for k in found - set(keys))
     keys = keys or list(SCORE_COLUMNS[:2])
     rows = [
-        (MODELS[m], *(spread_cell(results.summary(source(task, m), k)) for k in keys))
-        for m in MODELS
+        (m.label, *(spread_cell(results.summary(source(m.variant), k)) for k in keys))
+        for m in models
     ]
     section.tables += table_if_any(
-        f"Held-out sentences, {TASKS[task]}",
+        f"Held-out sentences, {name}",
         ("model", *(k.removeprefix("winograd/") for k in keys)),
         rows,
         "acc: the referent predicted after 'so the'; wrong_noun: the "
@@ -70,10 +66,10 @@ def winograd(results: Results, section: Section) -> None:
     )
     section.figures += trained.curves(
         results,
-        {f"winograd/{v}": MODELS[v.split("-", 1)[1]] for v in variants},
-        f"{TASKS[task]}: training curves",
+        {source(m.variant): m.label for m in models},
+        f"{name}: training curves",
     )
-    drawn = results.figures_of("winograd_") if task == "closed" else []
+    drawn = stage_figures(results, entry)
     for path in drawn:
         section.figures.append(
             Image(
@@ -83,13 +79,13 @@ def winograd(results: Results, section: Section) -> None:
             )
         )
     if not drawn:
-        section.figures += _heatmaps(results, task)
+        section.figures += _heatmaps(results, name, models)
 
 
-def _heatmaps(results: Results, task: str) -> list[Image]:
+def _heatmaps(results: Results, name: str, models: list[Row]) -> list[Image]:
     images = []
-    for m in MODELS:
-        maps = read_maps(results, source(task, m))
+    for m in models:
+        maps = read_maps(results, source(m.variant))
         if not maps:
             continue
         adjectives = [a for a in (*CROSSER, *CROSSED) if a in maps]
@@ -100,11 +96,11 @@ def _heatmaps(results: Results, task: str) -> list[Image]:
                 [maps[a].blocks[b] for a in adjectives],
                 adjectives,
                 tokens,
-                f"{TASKS[task]}, {MODELS[m]}: block {b + 1}, query 'so the'",
+                f"{name}, {m.label}: block {b + 1}, query 'so the'",
             )
             images.append(
                 Image(
-                    f"{MODELS[m]}, block {b + 1}",
+                    f"{m.label}, block {b + 1}",
                     figures.to_data_uri(fig),
                     "Weights at the query position, averaged over heads; "
                     "crosser adjectives first, then crossed-thing ones.",

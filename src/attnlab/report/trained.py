@@ -1,14 +1,15 @@
 """The sections of the trained experiments: E02, E08, E09, E11, E13 and E18.
 
-Each reads ``<variant>/seed-<s>/train.json`` and ``.../eval.json`` of its rows (the variant
-names of params.yaml, ``<experiment>-<row>``) and the rows' curves, and lays them out as
-the story's table with its figures: every value as its mean over seeds with the 95 %
-interval, every bar with its seeds, every curve as the seeds' mean and band. A row that was
-not trained shows ``not run``.
+Each reads ``<variant>/seed-<s>/train.json`` and ``.../eval.json`` of its rows (the rows
+of its catalogue entry, :mod:`attnlab.catalogue`, with their labels) and the rows'
+curves, and lays them out as the story's table with its figures: every value as its mean
+over seeds with the 95 % interval, every bar with its seeds, every curve as the seeds'
+mean and band. A row that was not trained shows ``not run``.
 """
 
 from __future__ import annotations
 
+from attnlab.catalogue import Row, experiment
 from attnlab.report import figures
 from attnlab.report.content import (
     SPREAD_NOTE,
@@ -22,26 +23,17 @@ from attnlab.report.content import (
 from attnlab.report.protocol import measured, protocol
 from attnlab.report.results import Results
 
-LADDER = (
-    ("no-context", "token embedding -> linear to the vocab (a bigram model)"),
-    ("average", "the embedding replaced by its causal running mean"),
-    ("average-pos", "+ learned absolute positions before the mean"),
-    ("average-residual", "the token kept and the mean added: x + mean(x)"),
-    ("head-replace", "one learned head (d_head 128, no W_o) replacing the token"),
-    ("head-residual", "the same head added to the token"),
-    ("four-heads", "4 heads of width 32, mixed by W_o"),
-    ("mlp", "+ per-position MLP 128 -> 512 -> 128, GELU, residual"),
-    ("layernorm", "+ pre-norm LayerNorm: the full one-block transformer"),
-)
-DK_ROWS = (  # (protocol, d_k, variant stem)
-    ("P0, 4 heads", 32, "dk-block-32"),
-    ("P0, 1 head", 128, "dk-block-128"),
-    ("short, 1 head, no LN", 128, "dk-128"),
-    ("short, 1 head, no LN", 256, "dk-256"),
-    ("short, 1 head, no LN", 1024, "dk-1024"),
-)
-NORMS = ("pre", "pre-warmup", "post", "post-warmup")
-POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
+
+def _divided(row: Row) -> str:
+    """An E08 row's name in its curves: its width, then scaled or unscaled."""
+    return f"{row.label} {'scaled' if row.divided else 'unscaled'}"
+
+
+def _pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
+    """E08's rows as (divided, undivided) pairs of one protocol and d_k, in order."""
+    divided = [row for row in rows if row.divided]
+    undivided = {(row.protocol, row.d_k): row for row in rows if not row.divided}
+    return [(row, undivided[row.protocol, row.d_k]) for row in divided]
 
 
 def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
@@ -66,16 +58,18 @@ def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
 
 def ladder(results: Results, section: Section) -> None:
     """E02: the ladder's table, its bar chart and its curves."""
-    variants = [f"ladder-{row}" for row, _ in LADDER]
+    ladder_rows = experiment(section.id).rows
+    variants = [row.variant for row in ladder_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
-    base = results.per_seed("ladder-no-context/eval", "val/ppl")
+    base = results.per_seed(f"{variants[0]}/eval", "val/ppl")
     rows = []
-    for (row, adds), v in zip(LADDER, variants, strict=True):
+    for row in ladder_rows:
+        v = row.variant
         rows.append(
             (
-                row,
-                adds,
+                row.label,
+                row.adds or "",
                 cell(results.value(f"{v}/eval", "params/total"), ","),
                 spread_cell(results.summary(f"{v}/train", "train/loss")),
                 spread_cell(results.summary(f"{v}/eval", "train/ppl")),
@@ -93,7 +87,7 @@ def ladder(results: Results, section: Section) -> None:
             "train loss",
             "train ppl",
             "val ppl",
-            "x no-context",
+            f"x {ladder_rows[0].label}",
             "train wall s",
         ),
         rows,
@@ -104,31 +98,33 @@ def ladder(results: Results, section: Section) -> None:
     values = [results.summary(f"{v}/eval", "val/ppl") for v in variants]
     if any(v is not None for v in values):
         fig = figures.bars(
-            [r for r, _ in LADDER],
+            [row.label for row in ladder_rows],
             {"val ppl": values},
             "E02: validation perplexity, row by row",
             "val/ppl",
             log=True,
         )
         section.figures.append(Image("The ladder", figures.to_data_uri(fig)))
-    section.figures += curves(results, {f"ladder-{r}": r for r, _ in LADDER}, "E02 curves")
+    section.figures += curves(results, {r.variant: r.label for r in ladder_rows}, "E02 curves")
 
 
 def dk(results: Results, section: Section) -> None:
     """E08: each width with and without the division by sqrt(d_k)."""
-    variants = [f"{stem}-{s}" for _, _, stem in DK_ROWS for s in ("scaled", "unscaled")]
+    dk_rows = experiment(section.id).rows
+    variants = [row.variant for row in dk_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
     rows, with_div, without = [], [], []
-    for setting, d_k, stem in DK_ROWS:
-        a = results.summary(f"{stem}-scaled/eval", "val/ppl")
-        b = results.summary(f"{stem}-unscaled/eval", "val/ppl")
+    pairs = _pairs(dk_rows)
+    for divided, undivided in pairs:
+        a = results.summary(f"{divided.variant}/eval", "val/ppl")
+        b = results.summary(f"{undivided.variant}/eval", "val/ppl")
         with_div.append(a)
         without.append(b)
         ratio = ratio_cell(
-            *(results.per_seed(f"{stem}-{s}/eval", "val/ppl") for s in ("unscaled", "scaled"))
+            *(results.per_seed(f"{r.variant}/eval", "val/ppl") for r in (undivided, divided))
         )
-        rows.append((setting, str(d_k), spread_cell(a), spread_cell(b), ratio))
+        rows.append((divided.protocol, str(divided.d_k), spread_cell(a), spread_cell(b), ratio))
     section.tables += table_if_any(
         "Validation perplexity with and without the division",
         (
@@ -143,7 +139,7 @@ def dk(results: Results, section: Section) -> None:
         labels=2,
     )
     if any(v is not None for v in with_div + without):
-        labels = [f"{d}\n({p.split(',')[0]})" for p, d, _ in DK_ROWS]
+        labels = [f"{r.d_k}\n({(r.protocol or '').split(',')[0]})" for r, _ in pairs]
         fig = figures.bars(
             labels,
             {"divided": with_div, "undivided": without},
@@ -151,48 +147,41 @@ def dk(results: Results, section: Section) -> None:
             "val/ppl",
         )
         section.figures.append(Image("The sqrt(d_k) effect", figures.to_data_uri(fig)))
-    section.figures += curves(
-        results,
-        {
-            f"{stem}-{s}": f"{stem.removeprefix('dk-')} {s}"
-            for _, _, stem in DK_ROWS
-            for s in ("scaled", "unscaled")
-        },
-        "E08 curves",
-    )
+    section.figures += curves(results, {r.variant: _divided(r) for r in dk_rows}, "E08 curves")
 
 
 def score_stats(results: Results, section: Section) -> None:
     """E09: score spread, entropy and one-hot rows at init and after training."""
     rows, std = [], {"init": [], "trained": []}
     labels = []
-    for _, d_k, stem in DK_ROWS:
-        for s in ("scaled", "unscaled"):
-            src = f"{stem}-{s}/eval"
-            got = {
-                (w, k): results.summary(src, f"{w}/{k}/*")
-                for w in ("init", "trained")
-                for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
-            }
-            if all(v is None for v in got.values()):
-                continue
-            labels.append(f"{stem.removeprefix('dk-')} {'/' if s == 'scaled' else 'no /'}")
-            for when in std:
-                std[when].append(got[when, "scores/std"])
-            rows.append(
-                (
-                    f"{stem}-{s}",
-                    str(d_k),
-                    "yes" if s == "scaled" else "no",
-                    *(
-                        spread_cell(got[w, k])
-                        for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
-                        for w in ("init", "trained")
-                    ),
-                )
+    # The table shows every E08 row that carries the statistics; the claims read its own.
+    for row in experiment("E08").rows:
+        src = f"{row.variant}/eval"
+        got = {
+            (w, k): results.summary(src, f"{w}/{k}/*")
+            for w in ("init", "trained")
+            for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
+        }
+        if all(v is None for v in got.values()):
+            continue
+        labels.append(f"{row.label} {'/' if row.divided else 'no /'}")
+        for when in std:
+            std[when].append(got[when, "scores/std"])
+        rows.append(
+            (
+                row.variant,
+                str(row.d_k),
+                "yes" if row.divided else "no",
+                *(
+                    spread_cell(got[w, k])
+                    for k in ("scores/std", "attn/entropy", "attn/onehot_frac")
+                    for w in ("init", "trained")
+                ),
             )
-    section.protocol = protocol(results, ["dk-1024-scaled", "dk-1024-unscaled"])
-    section.measured = measured(results, ["dk-1024-scaled", "dk-1024-unscaled"])
+        )
+    variants = experiment(section.id).variants
+    section.protocol = protocol(results, variants)
+    section.measured = measured(results, variants)
     header = (
         "variant",
         "d_k",
@@ -223,17 +212,18 @@ def score_stats(results: Results, section: Section) -> None:
 
 def norms(results: Results, section: Section) -> None:
     """E11: pre- vs post-norm with and without warmup; gradient norm per block at init."""
-    variants = [f"norm-{n}" for n in NORMS]
+    norm_rows = experiment(section.id).rows
+    variants = [row.variant for row in norm_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
     rows = [
         (
-            n,
-            spread_cell(results.summary(f"norm-{n}/eval", "val/ppl")),
-            spread_cell(results.summary(f"norm-{n}/train", "train/loss")),
-            spread_cell(results.summary(f"norm-{n}/eval", "grad_norm/ratio_last_first")),
+            r.label,
+            spread_cell(results.summary(f"{r.variant}/eval", "val/ppl")),
+            spread_cell(results.summary(f"{r.variant}/train", "train/loss")),
+            spread_cell(results.summary(f"{r.variant}/eval", "grad_norm/ratio_last_first")),
         )
-        for n in NORMS
+        for r in norm_rows
     ]
     section.tables += table_if_any(
         "12 blocks, 1000 steps at lr 3e-3",
@@ -242,11 +232,11 @@ def norms(results: Results, section: Section) -> None:
         SPREAD_NOTE,
     )
     grads = {}
-    for n in NORMS:
-        record = results.record(f"norm-{n}/eval")
+    for r in norm_rows:
+        record = results.record(f"{r.variant}/eval")
         blocks = sorted(k for k in record if k.startswith("grad_norm/block_"))
         if blocks:
-            grads[n] = [results.summary(f"norm-{n}/eval", k) for k in blocks]
+            grads[r.label] = [results.summary(f"{r.variant}/eval", k) for k in blocks]
     if grads:
         depth = max(len(g) for g in grads.values())
         series = {n: g + [None] * (depth - len(g)) for n, g in grads.items()}
@@ -265,12 +255,13 @@ def norms(results: Results, section: Section) -> None:
                 "The warmup rows share their init with the rows without.",
             )
         )
-    section.figures += curves(results, {f"norm-{n}": n for n in NORMS}, "E11 curves")
+    section.figures += curves(results, {r.variant: r.label for r in norm_rows}, "E11 curves")
 
 
 def positions(results: Results, section: Section) -> None:
     """E13: perplexity against evaluation length per position method."""
-    variants = [f"positions-{m}" for m in POSITIONS]
+    position_rows = experiment(section.id).rows
+    variants = [row.variant for row in position_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
     lengths = sorted(
@@ -283,10 +274,10 @@ def positions(results: Results, section: Section) -> None:
     )
     lengths = lengths or [64, 128, 256]
     table = {
-        m: [results.summary(f"positions-{m}/eval", f"val/ppl@{n}") for n in lengths]
-        for m in POSITIONS
+        r.label: [results.summary(f"{r.variant}/eval", f"val/ppl@{n}") for n in lengths]
+        for r in position_rows
     }
-    rows = [(m, *(spread_cell(v) for v in table[m])) for m in POSITIONS]
+    rows = [(label, *(spread_cell(v) for v in values)) for label, values in table.items()]
     section.tables += table_if_any(
         "Trained on 64 tokens, evaluated longer",
         ("position", *(f"val ppl @{n}" for n in lengths)),
@@ -304,20 +295,22 @@ def positions(results: Results, section: Section) -> None:
             logy=True,
         )
         section.figures.append(Image("Length extrapolation", figures.to_data_uri(fig)))
-    section.figures += curves(results, {v: v.split("-", 1)[1] for v in variants}, "E13 curves")
+    section.figures += curves(results, {r.variant: r.label for r in position_rows}, "E13 curves")
 
 
 def depth(results: Results, section: Section) -> None:
     """E18: one block vs two, train and validation perplexity."""
-    variants = ["depth-1", "depth-2"]
+    depth_rows = experiment(section.id).rows
+    variants = [row.variant for row in depth_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
     rows = []
-    for v in variants:
+    for row in depth_rows:
+        v = row.variant
         train, val = (results.per_seed(f"{v}/eval", k) for k in ("train/ppl", "val/ppl"))
         rows.append(
             (
-                v.split("-")[1],
+                row.label,
                 spread_cell(results.summary(f"{v}/eval", "train/ppl")),
                 spread_cell(results.summary(f"{v}/eval", "val/ppl")),
                 ratio_cell(val, train),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from attnlab.catalogue import experiments
 from attnlab.report.results import Results
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
@@ -22,8 +23,6 @@ FIRST_NOUN, SECOND_NOUN, ADJECTIVE = WORDS.index("{x}"), WORDS.index("{y}"), WOR
 QUERY = WORDS.index("{ref}") - 1
 CROSSER = ("tired", "scared", "slow", "weak")  # "it" is the one who did not cross
 CROSSED = ("wet", "wide", "busy", "steep")  # "it" is the thing not crossed
-TASKS = {"leaky": "E16, leaky", "closed": "E17, closed"}
-MODELS = {"average": "average", "one-block": "1 block", "two-blocks": "2 blocks"}
 
 
 @dataclass(frozen=True)
@@ -39,9 +38,9 @@ class MapRow:
 Maps = dict[str, MapRow]
 
 
-def source(task: str, model: str) -> str:
+def source(variant: str) -> str:
     """The metrics file (under the metrics folder, no suffix) of one Winograd model."""
-    return f"winograd/{task}-{model}"
+    return f"winograd/{variant}"
 
 
 def _maps_record(results: Results, name: str) -> Any:
@@ -83,11 +82,12 @@ def read_maps(results: Results, name: str) -> Maps:
 def demo_payload(results: Results) -> dict[str, Any]:
     """The maps of every Winograd model that has them, for the browser demo (JSON-ready)."""
     payload: dict[str, Any] = {}
-    for task in TASKS:
-        for model in MODELS:
-            maps = read_maps(results, source(task, model))
+    tasks = {key: entry for key, entry in experiments().items() if entry.task}
+    for key, entry in tasks.items():
+        for row in entry.rows:
+            maps = read_maps(results, source(row.variant))
             if maps:
-                payload[f"{TASKS[task]}, {MODELS[model]}"] = {
+                payload[f"{key}, {entry.task}, {row.label}"] = {
                     adj: {
                         "tokens": list(m.tokens),
                         "blocks": [list(b) for b in m.blocks],

@@ -19,15 +19,16 @@ def main(
     """Measure a trained run: perplexity on both splits plus its experiments' extras.
 
     Reads: params seed (E09's windows, E11's batch: the same for every run),
-    evaluate.device, evaluate.batch_size, evaluate.measurements, evaluate.lengths,
-    evaluate.stats_windows; aliases (rows of other experiments that read this run);
+    evaluate.device, evaluate.batch_size, evaluate.lengths, evaluate.stats_windows;
+    what the catalogue (src/attnlab/catalogue) measures for its experiments; aliases
+    (rows of other experiments that read this run);
     data/models/{variant}/seed-{seed}/ (the trained model and the configuration it was
     trained with, its init seed included); data/tokens/train.parquet,
     data/tokens/val.parquet; data/tokenizer/tokenizer.json (the bytes of each token).
     Writes: reports/metrics/{variant}/seed-{seed}/eval.json: the run's seed, init_seed and
     data_seed; val/ppl and train/ppl at the training context (and the tokens each
-    scored), val/bpb and train/bpb (bits per byte), params/{component}, and, as
-    evaluate.measurements lists for the variant's experiment and its aliases',
+    scored), val/bpb and train/bpb (bits per byte), params/{component}, and, as the
+    catalogue measures on the variant's experiments and its aliases',
     val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
     per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
     (E11); a protocol field saying how; wall_s.

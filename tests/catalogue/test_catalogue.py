@@ -1,0 +1,202 @@
+"""Every entry of the experiment catalogue, walked: its rows, claims, figures, links, charts.
+
+One test per promise the catalogue makes: its rows are params.yaml's variants and every
+variant is some experiment's row; its claims are built by rules that exist and read their
+own experiment's rows; its figures are drawn by a stage; its protocol anchors and code
+modules exist; docs/catalogue.md describes the same experiments; dvc.yaml's charts and the
+README's table are the ones the catalogue gives.
+"""
+
+import importlib.util
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+import yaml
+from dvc.repo import Repo
+
+from attnlab.catalogue import (
+    CATALOGUE_FILE,
+    CatalogueError,
+    catalogue,
+    experiment,
+    experiments,
+    experiments_of,
+    measurements_for,
+    parse_catalogue,
+    winograd_task,
+)
+from attnlab.catalogue.entries import RuleName
+from attnlab.catalogue.readme import BEGIN, END, experiments_table
+from attnlab.report import CLAIMS
+from attnlab.report.claim_rules import RULES
+from attnlab.report.sections import BUILDERS
+from attnlab.report.sweep_check import BEATS
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+ALIASES: dict[str, str] = PARAMS["aliases"]
+TRAINED = [*PARAMS["variants"], *PARAMS["winograd"]["variants"]]
+DOCS = (ROOT / "docs/catalogue.md").read_text()
+ENTRIES = list(experiments().items())
+
+
+def _ids(entries):
+    return [key for key, _ in entries]
+
+
+@pytest.mark.parametrize(("key", "entry"), ENTRIES, ids=_ids(ENTRIES))
+def test_every_row_is_a_variant_or_an_alias_of_params(key, entry):
+    for name in entry.variants:
+        assert name in TRAINED or name in ALIASES, f"{key}: {name} is not in params.yaml"
+    assert len(set(entry.variants)) == len(entry.variants), key
+
+
+def test_every_variant_and_alias_of_params_is_a_row_of_an_experiment():
+    for name in (*TRAINED, *ALIASES):
+        assert experiments_of(name), f"{name} belongs to no experiment of the catalogue"
+
+
+def test_every_rule_the_catalogue_may_name_is_built_and_every_claim_is_decided():
+    assert set(RULES) == set(get_args(RuleName))
+    ids = [spec.id for _, entry in ENTRIES for spec in entry.claims]
+    assert [claim.id for claim in CLAIMS] == ids  # the report decides exactly these
+
+
+@pytest.mark.parametrize(("key", "entry"), ENTRIES, ids=_ids(ENTRIES))
+def test_every_claim_reads_its_own_experiments_rows_or_probe(key, entry):
+    own = {f"{name}/{kind}" for name in entry.variants for kind in ("eval", "train")}
+    own |= {f"winograd/{name}" for name in entry.variants}
+    own |= {entry.probe} - {None}
+    for claim in (c for c in CLAIMS if c.experiment == key):
+        for ref in claim.rule.needs:
+            assert ref.source in own, f"{claim.id} reads {ref.source}, not a row of {key}"
+
+
+def test_the_sweeps_beats_is_the_catalogues_beats():
+    beats = [c for c in experiment("E02").claims if c.id in {"E02.6", "E02.7", "E02.8", "E02.9"}]
+    assert {(c.threshold.hi, c.threshold.strict) for c in beats} == {(BEATS, True)}
+
+
+def _drawn_by_stages() -> set[str]:
+    paths = set()
+    for stage in Repo(str(ROOT)).index.stages:
+        paths |= {str(out.def_path) for out in stage.outs}
+    return paths
+
+
+def test_every_figure_is_drawn_by_a_stage():
+    drawn = _drawn_by_stages()
+    for key, entry in ENTRIES:
+        for figure in entry.figures:
+            assert figure in drawn, f"{key}: no stage of dvc.yaml draws {figure}"
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_protocol_link_and_code_module_exists():
+    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", DOCS, flags=re.M)}
+    for key, entry in ENTRIES:
+        path, anchor = entry.doc.split("#")
+        assert path == "docs/catalogue.md", key
+        assert anchor in anchors, f"{key}: docs/catalogue.md has no heading #{anchor}"
+        for module in entry.code:
+            assert importlib.util.find_spec(module) is not None, f"{key}: no module {module}"
+
+
+def test_docs_and_catalogue_describe_the_same_experiments():
+    headed = re.findall(r"^#{2,3} (E\d\d)(?: and (E\d\d))?:", DOCS, flags=re.M)
+    listed = re.findall(r"^\| (E\d\d) \|", DOCS, flags=re.M)
+    documented = {e for pair in headed for e in pair if e} | set(listed)
+    documented |= {"P0"} if re.search(r"^## P0:", DOCS, flags=re.M) else set()
+    documented |= {"sweeps"} if re.search(r"^## The sweeps$", DOCS, flags=re.M) else set()
+    assert documented == set(experiments())
+
+
+def _curve_file(curve: str, variant: str) -> tuple[str, str]:
+    run = ALIASES.get(variant, variant)  # an alias row draws the variant it reads
+    if curve == "winograd_loss":
+        return f"reports/curves/winograd/{run}/seed-${{seeds[0]}}.csv", "loss"
+    field = {"train_loss": "loss", "val_ppl": "val/ppl"}[curve]
+    return f"reports/curves/{run}/seed-${{seeds[0]}}/{curve}.csv", field
+
+
+def test_dvc_yaml_draws_exactly_the_catalogues_charts_and_rows():
+    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    expected = []
+    for chart in catalogue().charts:
+        rows = [name for key in chart.experiments for name in experiment(key).variants]
+        files = [_curve_file(chart.curve, name) for name in rows]
+        expected.append((chart.title, "step", "variants", list(dict.fromkeys(files))))
+    found = [
+        (title, spec["x"], spec["template"], list(spec["y"].items()))
+        for plot in plots
+        for title, spec in plot.items()
+    ]
+    assert found == expected
+
+
+def test_the_readmes_table_is_the_catalogues():
+    readme = (ROOT / "README.md").read_text()
+    assert readme.count(BEGIN) == 1 and readme.count(END) == 1
+    shown = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert shown == experiments_table(experiments()), "run: python -m attnlab.catalogue"
+
+
+def test_every_experiment_has_a_report_section():
+    assert set(BUILDERS) == set(experiments())
+
+
+def test_measurements_and_tasks_follow_the_rows_not_the_names():
+    assert measurements_for("positions-rope") == ("extrapolation",)
+    assert measurements_for("norm-post-warmup") == ("grad_norms",)
+    assert measurements_for("dk-block-128-unscaled") == ("score_stats",)
+    assert measurements_for("ladder-layernorm") == ()
+    # P0's block is measured for E08 through its alias row there.
+    assert measurements_for("ladder-layernorm", *[a for a, v in ALIASES.items()]) == (
+        "score_stats",
+    )
+    assert measurements_for("sweep-check-dk") == ()  # a sweep's check is no row
+    assert {winograd_task(v) for v in experiment("E16").variants} == {"leaky"}
+    assert {winograd_task(v) for v in experiment("E17").variants} == {"closed"}
+    assert winograd_task("ladder-mlp") is None
+
+
+def _raw() -> dict:
+    return yaml.safe_load(CATALOGUE_FILE.read_text())
+
+
+def _claim(raw: dict, key: str, index: int = 0) -> dict:
+    return raw["experiments"][key]["claims"][index]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda r: r["experiments"]["E13"].update(rowz=[]), r"experiments\.E13\.rowz"),
+        (lambda r: _claim(r, "E13").update(rule="ratio"), r"experiments\.E13\.claims\.0\.rule"),
+        (
+            lambda r: _claim(r, "E13", 1)["threshold"].update(low=2.0),
+            r"experiments\.E13\.claims\.1\.threshold\.low",
+        ),
+        (lambda r: _claim(r, "E13").update(id="E11.9"), "claim E11.9 is another's"),
+        (lambda r: _claim(r, "E13", 4).update(parts=[]), "an all_of rule has parts"),
+        (lambda r: r["experiments"].update(e13=r["experiments"].pop("E13")), r"experiments\.e13"),
+        (lambda r: r["charts"][0].update(experiments=["E01"]), "names no experiment E01"),
+        (lambda r: r["experiments"]["E08"].update(measure=["scores"]), r"E08\.measure\.0"),
+    ],
+)
+def test_a_malformed_catalogue_is_refused_naming_the_key(edit, expected):
+    raw = _raw()
+    edit(raw)
+    with pytest.raises(CatalogueError, match=expected):
+        parse_catalogue(raw, "experiments.yaml")
+
+
+def test_an_unknown_experiment_id_names_the_known_ones():
+    with pytest.raises(CatalogueError, match="no experiment 'E01'.*P0, E02"):
+        experiment("E01")
