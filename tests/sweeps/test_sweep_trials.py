@@ -98,6 +98,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     assert "val_ppl.csv: cannot write it (Is a directory)" in trials[2].user_attrs["error"]
     pruned = trials[1]
     assert 0 < max(pruned.intermediate_values) < 8  # stopped mid-training by the pruner
+    assert min(pruned.intermediate_values) == 0  # step 0 (Lightning's sanity check) too
     assert trials[0].value < trials[1].intermediate_values[max(pruned.intermediate_values)]
 
     assert wandb.run is None, "every run is finished"

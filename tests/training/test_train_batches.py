@@ -1,5 +1,7 @@
 """A step's batch is a pure function of (seed, step, rank), whatever the loader did before."""
 
+from functools import partial
+
 import torch
 from torch.utils.data import DataLoader
 
@@ -7,6 +9,7 @@ from attnlab.training.data import StepBatches, draw_windows
 
 TOKENS = torch.arange(10_000, dtype=torch.int64).to(torch.uint16)  # token i is i: offsets show
 T, B, SEED = 16, 8, 1337
+DRAW = partial(draw_windows, TOKENS, T, B, SEED)  # what TokenWindows hands StepBatches
 
 
 def test_the_same_step_draws_the_same_windows_and_the_targets_are_shifted():
@@ -36,15 +39,15 @@ def test_ranks_split_the_one_process_batch_in_contiguous_slices():
 
 
 def test_a_loader_started_at_step_k_yields_exactly_the_tail_of_a_full_run():
-    full = list(StepBatches(TOKENS, T, B, SEED, start=0, stop=10))
-    tail = list(StepBatches(TOKENS, T, B, SEED, start=6, stop=10))
+    full = list(StepBatches(DRAW, start=0, stop=10))
+    tail = list(StepBatches(DRAW, start=6, stop=10))
     assert [b.step for b in tail] == [6, 7, 8, 9]
     for a, b in zip(full[6:], tail, strict=True):
         assert torch.equal(a.x, b.x)
 
 
 def test_workers_interleave_back_into_step_order():
-    batches = StepBatches(TOKENS, T, B, SEED, start=3, stop=11)
+    batches = StepBatches(DRAW, start=3, stop=11)
     loader = DataLoader(batches, batch_size=None, num_workers=2)
     got = list(loader)
     assert [b.step for b in got] == list(range(3, 11))
@@ -55,5 +58,5 @@ def test_workers_interleave_back_into_step_order():
 def test_the_global_rng_is_left_alone():
     torch.manual_seed(0)
     before = torch.get_rng_state()
-    list(StepBatches(TOKENS, T, B, SEED, start=0, stop=3))
+    list(StepBatches(DRAW, start=0, stop=3))
     assert torch.equal(before, torch.get_rng_state())

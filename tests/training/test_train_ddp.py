@@ -34,6 +34,8 @@ def test_two_cpu_processes_write_one_metrics_set_and_one_wandb_run(stage_project
     assert len(offline_runs(project.root / "wandb")) == 1
     assert (project.root / f"data/models/{RUN}/model.pt").is_file()
     assert not list((project.root / "runs").glob("checkpoints/*/last.ckpt"))
+    val = (project.root / f"reports/curves/{RUN}/val_ppl.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in val[1:]] == [str(s) for s in range(STEPS + 1)]
 
     single = train_in_process(shrunk_params(steps=STEPS), VARIANT)
     curve = read_curve(project.root / f"reports/curves/{RUN}/train_loss.csv")

@@ -57,7 +57,7 @@ def test_a_rerun_beside_an_orphaned_trainer_is_refused_naming_it(tokenized_proje
     dvc_project.env["WANDB_MODE"] = "disabled"
 
     def shrink(params: dict) -> None:
-        params.update(shrunk_params(steps=3000, checkpoint={"every_n_train_steps": 5}))
+        params.update(shrunk_params(steps=3000, runtime={"checkpoint": {"every_n_train_steps": 5}}))
 
     dvc_project.edit_params(shrink)
     repro = [sys.executable, "-m", "dvc", "repro", "-s", STAGE]
@@ -115,7 +115,7 @@ def test_the_validation_curve_is_rewritten_whole_at_every_point(
     path = tmp_path / "val_ppl.csv"
     val = read_tokens(train_tokens.with_name("val.parquet"))
     curve = ValidationCurve(sample_windows(val, 32, 4, 0), 2, path, 4)
-    train_in_process(shrunk_params(steps=8), VARIANT, callbacks=[curve, _ForeignRows(path)])
+    train_in_process(shrunk_params(steps=8), VARIANT, curve=curve, callbacks=[_ForeignRows(path)])
     rows = path.read_text(encoding="utf-8").splitlines()
     assert rows == ["step,val/ppl"] + [f"{step},{ppl!r}" for step, ppl in curve.points]
     assert [step for step, _ in curve.points] == [0, 2, 4, 6, 8]

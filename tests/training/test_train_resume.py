@@ -27,6 +27,8 @@ PARAMS = shrunk_params(
 OUTPUTS = (
     f"data/models/{run_folder(VARIANT)}/model.pt",
     f"reports/curves/{run_folder(VARIANT)}/train_loss.csv",
+    # a point every 8 steps: each checkpoint's step has one, written before the checkpoint
+    f"reports/curves/{run_folder(VARIANT)}/val_ppl.csv",
 )
 
 

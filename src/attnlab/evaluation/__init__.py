@@ -1,7 +1,8 @@
 """Evaluation: P0's perplexity, E13's extrapolation, E09's score statistics, E11's gradients.
 
 Pure functions over a model and token tensors, plus the ``ValidationCurve`` callback that
-draws a ``val/ppl`` curve during training. Nothing here knows about params.yaml or paths.
+keeps the ``val/ppl`` curve Lightning's validation loop draws during training. Nothing
+here knows about params.yaml or paths.
 The two Lightning callbacks (``ValidationCurve``, ``WholeSplitScore``) load on first use
 (:mod:`attnlab.lazy`): the evaluate stage measures a trained model without Lightning.
 """

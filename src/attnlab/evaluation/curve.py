@@ -3,7 +3,10 @@
 Every trained variant gets a ``val/ppl`` curve beside its train-loss curve (issue
 "evaluate"). Each point scores a fixed, seeded subset of P0's validation windows (the same
 windows at every point, so the curve's wiggles are the model's, not the sample's); the
-final, whole-split ``val/ppl`` is the evaluate stage's.
+final, whole-split ``val/ppl`` is the evaluate stage's. Lightning's validation loop scores
+the points (:class:`~attnlab.training.LanguageModelTask` over
+``TokenWindows.val_dataloader``); this callback keeps them, in the plots file, the
+checkpoint and W&B.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from lightning.pytorch.callbacks import Callback
 from torch import Tensor
 
 from attnlab.errors import DivergedError
-from attnlab.evaluation.perplexity import score_windows
 from attnlab.files import write_atomically
 
 PPL = "val/ppl"
@@ -28,16 +30,18 @@ SAMPLE = "val/ppl_sample"
 
 
 class ValidationCurve(Callback):
-    """Write ``step, val/ppl`` to a CSV plots file every ``every_n_steps`` steps.
+    """Write ``step, val/ppl`` to a CSV plots file at each point of Lightning's validation.
 
-    Points are taken at step 0 (before any update), at every multiple of
-    ``every_n_steps`` and at the last step of the fit; ``step`` counts the updates made.
-    Only global rank zero scores, writes and logs; the other ranks do nothing, so no
-    collective is involved. At each point the whole file is rewritten from ``points`` and
-    renamed into place, never appended to: whatever else once wrote there (a killed or
-    orphaned run of the same configuration), the file holds this run's curve and nothing
-    else. Each point is also handed to the trainer's loggers (W&B) as ``val/ppl_sample``
-    (a sample of windows, not the whole split); a non-finite one stops the fit with
+    The trainer validates at step 0 (its sanity check, over every batch), at every
+    multiple of ``every_n_steps`` and at the last step of the fit (this callback asks for
+    that one); ``step`` counts the updates made, and the value is the ``val/ppl`` that
+    the LightningModule logged (``trainer.callback_metrics``). Only global rank zero
+    writes and logs; the ranks all validate alike (a copy of the same windows each). At
+    each point the whole file is rewritten from ``points`` and renamed into place, never
+    appended to: whatever else once wrote there (a killed or orphaned run of the same
+    configuration), the file holds this run's curve and nothing else. Each point is also
+    handed to the trainer's loggers (W&B) as ``val/ppl_sample`` (a sample of windows, not
+    the whole split); a non-finite one stops the fit with
     :class:`~attnlab.errors.DivergedError`.
 
     Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
@@ -54,10 +58,7 @@ class ValidationCurve(Callback):
         batch_size: windows per forward pass.
 
     Attributes:
-        points: ``(step, val/ppl)`` so far, oldest first, on rank zero (other callbacks,
-            such as a pruner, read them; they must run after this one).
-
-    The LightningModule's ``forward`` must map token ids (B, T) to logits (B, T, V).
+        points: ``(step, val/ppl)`` so far, oldest first, on rank zero.
     """
 
     def __init__(self, windows: Tensor, every_n_steps: int, path: Path, batch_size: int) -> None:
@@ -70,24 +71,22 @@ class ValidationCurve(Callback):
         self.batch_size = batch_size
         self.points: list[tuple[int, float]] = []
 
+    def on_sanity_check_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Start a new curve: Lightning's sanity check, step 0's point, runs on no resume."""
+        self.points = []
+
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        """Cut the curve back to the step the fit starts at, then take that step's point."""
-        if not trainer.is_global_zero:
-            return
+        """On a resume, cut the curve back to the step the fit starts at and replay it."""
         step = trainer.global_step
-        if step == 0:  # a new run: nothing of an older file or state belongs to it
-            self.points = []
-        elif not self.points:
+        if not trainer.is_global_zero or step == 0:
+            return
+        if not self.points:
             self.points = self._read()
         self.points = [(s, ppl) for s, ppl in self.points if s <= step]
         self._rewrite()
         for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
                 logger.log_metrics({SAMPLE: ppl}, step=s)
-        # Step 0's point; or, on a resume, the checkpoint's own step if it is due and the
-        # checkpoint was written before this callback took it.
-        if step % self.every_n_steps == 0:
-            self._point(trainer, pl_module)
 
     def on_train_batch_end(
         self,
@@ -97,15 +96,21 @@ class ValidationCurve(Callback):
         batch: object,
         batch_idx: int,
     ) -> None:
-        """Take a point when the step just finished is a multiple of ``every_n_steps``."""
-        # global_step already counts the optimiser step this batch made.
-        if trainer.is_global_zero and trainer.global_step % self.every_n_steps == 0:
-            self._point(trainer, pl_module)
+        """At the last step, ask for the last point: Lightning validates when asked to stop."""
+        if trainer.global_step >= trainer.max_steps:  # every rank: they all validate
+            trainer.should_stop = True
 
-    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        """Take a last point at the final step, unless it already has one."""
-        if trainer.is_global_zero:
-            self._point(trainer, pl_module)
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Record the point the validation loop just scored."""
+        if not trainer.is_global_zero:
+            return
+        step, ppl = trainer.global_step, float(trainer.callback_metrics[PPL])
+        if not math.isfinite(ppl):
+            raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
+        self.points.append((step, ppl))
+        self._rewrite()
+        for logger in trainer.loggers:
+            logger.log_metrics({SAMPLE: ppl}, step=step)
 
     def state_dict(self) -> dict[str, Any]:
         """The points so far (saved in every checkpoint)."""
@@ -114,18 +119,6 @@ class ValidationCurve(Callback):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Continue the curve of the checkpointed run."""
         self.points = [(int(step), float(ppl)) for step, ppl in state_dict["points"]]
-
-    def _point(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        step = trainer.global_step
-        if self.points and self.points[-1][0] == step:
-            return
-        ppl = score_windows(pl_module, self.windows, self.batch_size).ppl
-        if not math.isfinite(ppl):
-            raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
-        self.points.append((step, ppl))
-        self._rewrite()
-        for logger in trainer.loggers:
-            logger.log_metrics({SAMPLE: ppl}, step=step)
 
     def _read(self) -> list[tuple[int, float]]:
         if not self.path.is_file():

@@ -51,12 +51,17 @@ class Perplexity:
     nll: float
     tokens: int
 
+    @classmethod
+    def of_sum(cls, total: float, tokens: int) -> Perplexity:
+        """The perplexity of ``tokens`` targets whose NLL sums to ``total`` nats."""
+        return cls(ppl=_exp(total / tokens), nll=total / tokens, tokens=tokens)
+
 
 @contextmanager
 def evaluating(model: nn.Module) -> Iterator[nn.Module]:
     """Put ``model`` in eval mode without gradients, and restore its mode afterwards.
 
-    Restoring matters for the validation curve, which scores a model mid-training.
+    Restoring matters for a score taken inside a fit (the whole-split score at its end).
     """
     was_training = model.training
     model.eval()
@@ -72,14 +77,22 @@ def _device(model: nn.Module) -> torch.device:
     return parameter.device if parameter is not None else torch.device("cpu")
 
 
+def batch_nll(model: nn.Module, batch: Tensor) -> float:
+    """Sum of the NLL of every target of ``batch`` (B, L+1), on the model's device, in nats.
+
+    The batch's sum is a float64 Python float, so sums over batches accumulate in float64
+    (the validation curve adds its batches with this too).
+    """
+    logits = model(batch[:, :-1])  # (B, L, V)
+    nll = F.cross_entropy(logits.flatten(0, 1).float(), batch[:, 1:].flatten(), reduction="sum")
+    return float(nll.double())
+
+
 def _summed_nll(model: nn.Module, windows: Tensor, batch_size: int) -> float:
     """Sum of the NLL of every target of ``windows`` (W, L+1), in batches of windows."""
     device, total = _device(model), 0.0
     for batch in windows.split(batch_size):
-        batch = batch.to(device)
-        logits = model(batch[:, :-1])  # (B, L, V)
-        nll = F.cross_entropy(logits.flatten(0, 1).float(), batch[:, 1:].flatten(), reduction="sum")
-        total += float(nll.double())  # summed per batch, accumulated in float64
+        total += batch_nll(model, batch.to(device))  # a plain loop: sum() compensates (3.12+)
     return total
 
 
@@ -90,8 +103,7 @@ def score_windows(model: nn.Module, windows: Tensor, batch_size: int) -> Perplex
     """
     with evaluating(model):
         total = _summed_nll(model, windows, batch_size)
-    tokens = windows.shape[0] * (windows.shape[1] - 1)
-    return Perplexity(ppl=_exp(total / tokens), nll=total / tokens, tokens=tokens)
+    return Perplexity.of_sum(total, windows.shape[0] * (windows.shape[1] - 1))
 
 
 def _exp(nll: float) -> float:
@@ -118,8 +130,7 @@ def perplexity(model: nn.Module, tokens: Tensor, length: int, batch_size: int) -
         total = _summed_nll(model, cut.full, batch_size)
         if cut.tail is not None:
             total += _summed_nll(model, cut.tail, 1)
-    n = cut.targets
-    return Perplexity(ppl=_exp(total / n), nll=total / n, tokens=n)
+    return Perplexity.of_sum(total, cut.targets)
 
 
 def perplexity_by_length(

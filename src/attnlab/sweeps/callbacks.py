@@ -1,12 +1,9 @@
 """The two Lightning callbacks a trial adds to the training every stage runs (Sweeps, E08, E11).
 
-- :class:`CurvePruning` is optuna-integration's ``PyTorchLightningPruningCallback`` fed by
-  the ``val/ppl`` curve of :class:`~attnlab.evaluation.ValidationCurve`. The parent reports
-  ``trainer.callback_metrics[monitor]`` from ``on_validation_end`` with the *epoch* as the
-  step; attnlab trains one long epoch and draws its curve from a callback, not from a
-  validation loop. So each new point of the curve is put in ``callback_metrics`` and handed
-  to the parent's ``on_validation_end`` with its global step standing in for the epoch:
-  the report, the median pruner's decision and the ``TrialPruned`` are the parent's.
+- :class:`CurvePruning` is optuna-integration's ``PyTorchLightningPruningCallback`` on the
+  ``val/ppl`` points of Lightning's validation loop (the curve of
+  :class:`~attnlab.evaluation.ValidationCurve`), reported at the global step: the parent
+  reports at the epoch, and attnlab trains one long epoch.
 - :class:`TrialRecord` ties the trial to its W&B run (run id into the trial, study and
   trial into the run), scores the finished model on the whole validation split (P0's
   ``val/ppl``, the objective) and marks the run's summary complete, pruned or failed.
@@ -16,17 +13,15 @@
 
 import logging
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 import lightning.pytorch as pl
 import optuna
-import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from optuna_integration import PyTorchLightningPruningCallback
 
-from attnlab.evaluation import ValidationCurve, WholeSplitScore
+from attnlab.evaluation import WholeSplitScore
 from attnlab.sweeps.study import WANDB_ATTR
 
 log = logging.getLogger(__name__)
@@ -34,17 +29,14 @@ METRIC = "val/ppl"
 
 
 class CurvePruning(PyTorchLightningPruningCallback):
-    """Report every new point of ``curve`` to the trial; prune when the pruner says so.
+    """Report each ``val/ppl`` point to the trial at its global step; prune when told to.
 
-    Must come after ``curve`` in the trainer's callbacks, so that a step's point exists
-    when this callback looks for it. One process per trial: the curve is drawn on rank
-    zero only, so in DDP the ranks would disagree on whether to broadcast.
+    The trial's trainer must draw the curve (``train_variant(curve=...)``). One process
+    per trial: the parent's DDP path is not needed, and refused.
     """
 
-    def __init__(self, trial: optuna.Trial, curve: ValidationCurve) -> None:
+    def __init__(self, trial: optuna.Trial) -> None:
         super().__init__(trial, METRIC)
-        self.curve = curve
-        self.reported = -1
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Refuse DDP (see the class docstring), then let the parent set up."""
@@ -52,21 +44,16 @@ class CurvePruning(PyTorchLightningPruningCallback):
             raise ValueError("a sweep trial trains in one process (trainer devices 1)")
         super().on_fit_start(trainer, pl_module)
 
-    def on_train_batch_end(
-        self,
-        trainer: pl.Trainer,
-        pl_module: pl.LightningModule,
-        outputs: object,
-        batch: object,
-        batch_idx: int,
-    ) -> None:
-        """Hand each curve point not yet reported to the parent, as a validation end."""
-        for step, ppl in self.curve.points:
-            if step <= self.reported:
-                continue
-            self.reported = step
-            trainer.callback_metrics[self.monitor] = torch.tensor(ppl)
-            super().on_validation_end(trainer, SimpleNamespace(current_epoch=step))
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """The parent's report and decision, at the global step instead of the epoch.
+
+        Step 0's point comes from Lightning's sanity check, which the parent skips (it
+        would report epoch 0 twice); here it is the curve's first point, reported once.
+        """
+        step = trainer.global_step
+        self._trial.report(trainer.callback_metrics[self.monitor].item(), step=step)
+        if self._trial.should_prune():
+            raise optuna.TrialPruned(f"Trial was pruned at step {step}.")
 
 
 class TrialRecord(Callback):

@@ -2,9 +2,9 @@
 
 A trial is trained by the same code as the ``train`` stage
 (:func:`attnlab.training.train_variant`) at its study's reduced budget, drawing the same
-``val/ppl`` curve (:class:`attnlab.evaluation.ValidationCurve`), whose points feed the
-median pruner as it trains; its value is P0's ``val/ppl`` on the whole validation split
-(:func:`attnlab.evaluation.perplexity`).
+``val/ppl`` curve (:class:`attnlab.evaluation.ValidationCurve`, Lightning's validation
+loop), whose points feed the median pruner as it trains; its value is P0's ``val/ppl`` on
+the whole validation split (:func:`attnlab.evaluation.perplexity`).
 """
 
 import math
@@ -94,7 +94,8 @@ class TrialObjective:
             self.wandb_folder,
             resume=False,
             resumable=False,  # a retry trains afresh: no checkpoint is ever read back
-            callbacks=[curve, CurvePruning(trial, curve), score, record],
+            curve=curve,
+            callbacks=[CurvePruning(trial), score, record],
             tags=(self.sweep.name,),
         )
         if record.value is None or not math.isfinite(record.value):

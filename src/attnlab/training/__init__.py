@@ -22,7 +22,8 @@ __getattr__ = lazy_exports(
     {
         "checkpoints": ("CheckpointError", "load_checkpoint_file"),
         "datamodule": ("TokenWindows",),
-        "fit": ("TrainingInterrupted", "TrainResult", "train_variant"),
+        "fit": ("TrainingInterrupted", "train_variant"),
+        "result": ("TrainResult",),
         "runs": (
             "RUN_ROOT_ENV",
             "TrainJob",

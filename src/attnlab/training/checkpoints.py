@@ -185,10 +185,22 @@ class PeriodicCheckpoint(pl.Callback):
         batch: Any,
         batch_idx: int,
     ) -> None:
-        """Save when the step count reaches a multiple of the interval."""
-        step = trainer.global_step
-        if step % self.every == 0 and step < trainer.max_steps:
+        """Save when the step count reaches a multiple of the interval (unless it validates)."""
+        if self._due(trainer) and not _validates_now(trainer):
             trainer.save_checkpoint(self.path, weights_only=False)
+
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Save a due step that validates after its validation, so that its point is in.
+
+        A restart skips a validation its checkpoint was saved before (Lightning's
+        RESTARTED_ON_TRAIN_BATCH_END), and the curve would lose that point for good.
+        """
+        if not trainer.sanity_checking and self._due(trainer):
+            trainer.save_checkpoint(self.path, weights_only=False)
+
+    def _due(self, trainer: pl.Trainer) -> bool:
+        step = trainer.global_step
+        return step % self.every == 0 and step < trainer.max_steps
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Save the final state, which a rerun resumes from until the outputs are written.
@@ -203,3 +215,13 @@ class PeriodicCheckpoint(pl.Callback):
         """Save on SIGTERM (or SIGINT), which Lightning raises only between steps."""
         if isinstance(exception, SIGTERMException) and trainer.global_step > 0:
             trainer.save_checkpoint(self.path, weights_only=False)
+
+
+def _validates_now(trainer: pl.Trainer) -> bool:
+    """Whether Lightning's validation loop runs at the end of this step (``val_check_interval``)."""
+    interval = trainer.val_check_interval  # an int: steps (check_val_every_n_epoch=None)
+    return (
+        trainer.enable_validation
+        and isinstance(interval, int)
+        and trainer.global_step % interval == 0
+    )

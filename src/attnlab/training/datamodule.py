@@ -1,9 +1,11 @@
 """The train split as a Lightning DataModule of seeded step batches (:mod:`attnlab.training.data`).
 
-A later validation hook reads the other split through :func:`attnlab.data.tokens.read_tokens`
-and :class:`TokenWindows` gains a ``val_dataloader``; the train batches do not change.
+Its validation data are the ``val/ppl`` curve's fixed windows
+(:class:`~attnlab.evaluation.ValidationCurve`), in the same batches at every point.
 """
 
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +15,10 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 
 from attnlab.data.tokens import read_tokens
-from attnlab.training.data import StepBatches
+from attnlab.training.data import StepBatches, draw_windows
 
 if TYPE_CHECKING:
+    from attnlab.evaluation.curve import ValidationCurve
     from attnlab.training.runs import TrainJob
 
 
@@ -28,8 +31,13 @@ class TokenWindows(pl.LightningDataModule):
     """
 
     @classmethod
-    def for_job(cls, job: "TrainJob", train_tokens: Path) -> "TokenWindows":
-        """P0's batches: random windows of the train split, drawn from the run's data seed."""
+    def for_job(
+        cls, job: "TrainJob", train_tokens: Path, curve: "ValidationCurve | None" = None
+    ) -> "TokenWindows":
+        """P0's batches: random windows of the train split, drawn from the run's data seed.
+
+        With a ``curve``, its windows are the validation data, in its batch size.
+        """
         return cls(
             train_tokens,
             job.variant.model.block_size,
@@ -37,6 +45,7 @@ class TokenWindows(pl.LightningDataModule):
             job.data_seed,
             job.steps,
             job.runtime.num_workers,
+            None if curve is None else curve.windows.split(curve.batch_size),
         )
 
     def __init__(
@@ -47,6 +56,7 @@ class TokenWindows(pl.LightningDataModule):
         seed: int,
         steps: int,
         num_workers: int = 0,
+        val_batches: Sequence[Tensor] | None = None,
     ) -> None:
         super().__init__()
         self.train_path = Path(train_path)
@@ -55,6 +65,7 @@ class TokenWindows(pl.LightningDataModule):
         self.seed = seed
         self.steps = steps
         self.num_workers = num_workers
+        self.val_batches = list(val_batches or [])  # each (B, T + 1) int64
         self.train_tokens: Tensor | None = None
 
     def setup(self, stage: str) -> None:
@@ -65,27 +76,11 @@ class TokenWindows(pl.LightningDataModule):
     def train_dataloader(self) -> DataLoader:
         """A DataLoader over the steps still to train, for this process's rank."""
         assert self.train_tokens is not None, "setup() reads the tokens first"
-        trainer = self.trainer
-        start = trainer.global_step if trainer is not None else 0
-        rank = trainer.global_rank if trainer is not None else 0
-        world_size = trainer.world_size if trainer is not None else 1
-        batches = StepBatches(
-            self.train_tokens,
-            self.block_size,
-            self.batch_size,
-            self.seed,
-            start,
-            self.steps,
-            rank,
-            world_size,
-        )
-        # batch_size=None: each item already is a batch. A private generator keeps the
-        # DataLoader from drawing its base seed from the global RNG, whose state the
-        # checkpoint restores and dropout consumes.
-        return DataLoader(
-            batches,
-            batch_size=None,
-            num_workers=self.num_workers,
-            generator=torch.Generator().manual_seed(self.seed),
-            persistent_workers=False,
-        )
+        draw = partial(draw_windows, self.train_tokens, self.block_size, self.batch_size, self.seed)
+        return StepBatches.loader(draw, self.steps, self.trainer, self.num_workers, self.seed)
+
+    def val_dataloader(self) -> DataLoader:
+        """The validation batches, in order; none when the run draws no curve."""
+        # A private generator again: iterating a DataLoader draws a base seed, which would
+        # otherwise come from the global RNG and shift dropout's stream at every point.
+        return DataLoader(self.val_batches, batch_size=None, generator=torch.Generator())

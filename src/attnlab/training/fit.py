@@ -4,11 +4,8 @@ This is the ``train`` stage of every trained experiment in docs/catalogue.md, as
 call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
 and returns the trained model, its curve and its metrics. Writing the stage's outputs is
 left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.training.artifacts`.
-
-Adding validation points during training later: give :class:`TokenWindows` a
-``val_dataloader`` over the validation split, :class:`LanguageModelTask` a
-``validation_step`` returning the loss, and pass ``val_check_interval`` to the Trainer
-below; the train batches and the resume guarantees are unaffected.
+The ``val/ppl`` curve, when asked for, is Lightning's validation loop
+(:class:`~attnlab.evaluation.ValidationCurve`, :mod:`attnlab.training.trainer`).
 """
 
 import logging
@@ -17,35 +14,35 @@ import shutil
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
 import torch
 from lightning.pytorch.loggers import WandbLogger
-from lightning.pytorch.utilities.exceptions import MisconfigurationException, SIGTERMException
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-from attnlab.errors import AttnlabError, DivergedError, ParamsError
+from attnlab.errors import AttnlabError, DivergedError
+from attnlab.evaluation.curve import ValidationCurve
 from attnlab.models import LanguageModel
 from attnlab.paths import seed_label
-from attnlab.training.artifacts import final_loss
 from attnlab.training.checkpoints import (
     LAST,
-    AtomicCheckpointIO,
     PeriodicCheckpoint,
     RngState,
     checkpoint_step,
     remove_stale_temporaries,
 )
-from attnlab.training.curve import LOSS, LossCurve
+from attnlab.training.curve import LossCurve
 from attnlab.training.datamodule import TokenWindows
 from attnlab.training.kernels import should_compile
-from attnlab.training.lock import RunLocked, exclusive_run
+from attnlab.training.lock import exclusive_run
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
+from attnlab.training.result import TrainResult, run_metrics
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.signals import sigint_as_sigterm
 from attnlab.training.task import LanguageModelTask
@@ -56,6 +53,7 @@ from attnlab.training.tracking import (
     run_name,
     start_run,
 )
+from attnlab.training.trainer import build_trainer
 
 log = logging.getLogger(__name__)
 say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
@@ -71,42 +69,6 @@ class TrainingInterrupted(AttnlabError):
     def __init__(self, message: str, signal_name: str) -> None:
         super().__init__(message)
         self.signal_name = signal_name
-
-
-@dataclass
-class TrainResult:
-    """The outcome of :func:`train_variant` in this process.
-
-    Only the process with ``is_global_zero`` writes outputs; in the other DDP ranks
-    ``metrics`` and ``curve`` are empty. ``provenance`` says where the numbers came from:
-    the baseline commit, whether the checkout differed, the DVC experiment and the W&B
-    run (None when W&B was off).
-    """
-
-    model: LanguageModel
-    config: dict[str, Any]
-    metrics: dict[str, Any]
-    curve: list[tuple[int, float]]
-    is_global_zero: bool
-    provenance: dict[str, Any] = field(default_factory=dict)
-    resume_state: Path | None = None
-
-    def discard_resume_state(self) -> None:
-        """Remove the finished run's resume state; call it once every output is written.
-
-        Until then a failed write (a full disk) can be retried by rerunning the stage,
-        which resumes at the last step instead of training again. The folder is left
-        alone while another process holds its lock: that process owns it now.
-        """
-        folder = self.resume_state
-        if folder is None:
-            return
-        try:
-            with exclusive_run(folder):
-                shutil.rmtree(folder, ignore_errors=True)
-        except RunLocked:
-            say("left %s in place: another trainer of this configuration holds it", folder)
-        self.resume_state = None
 
 
 def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
@@ -130,46 +92,6 @@ def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[
     return path, step
 
 
-def _trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trainer:
-    """Lightning's Trainer for ``job``, or a ParamsError naming the hardware it lacks."""
-    hardware = job.trainer
-    try:
-        return _lightning_trainer(job, callbacks, root)
-    except MisconfigurationException as err:  # e.g. accelerator: gpu on a machine without
-        raise ParamsError(
-            f"trainer: accelerator={hardware.accelerator!r} devices={hardware.devices!r} "
-            f"strategy={hardware.strategy!r} cannot run here: {err}"
-        ) from None
-
-
-def _lightning_trainer(job: TrainJob, callbacks: list[pl.Callback], root: Path) -> pl.Trainer:
-    hardware = job.trainer
-    return pl.Trainer(
-        accelerator=hardware.accelerator,
-        devices=hardware.devices,
-        num_nodes=hardware.num_nodes,
-        strategy=hardware.strategy,
-        precision=hardware.precision,
-        max_steps=job.steps,
-        max_epochs=-1,
-        logger=False,  # the W&B logger is attached on rank 0 only, once ranks are known
-        callbacks=callbacks,
-        plugins=[AtomicCheckpointIO()],
-        enable_checkpointing=False,  # PeriodicCheckpoint, not ModelCheckpoint
-        enable_progress_bar=False,  # Progress, which adds no host sync
-        enable_model_summary=False,
-        use_distributed_sampler=False,  # ranks slice the step's batch themselves
-        num_sanity_val_steps=0,
-        default_root_dir=root,
-    )
-
-
-def _device(trainer: pl.Trainer) -> str:
-    device = trainer.strategy.root_device
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else None
-    return f"{device.type} ({name})" if name else device.type
-
-
 def train_variant(
     job: TrainJob,
     train_tokens: Path,
@@ -182,6 +104,7 @@ def train_variant(
     live_progress: bool | None = None,
     project_dir: Path | None = None,
     data: pl.LightningDataModule | None = None,
+    curve: ValidationCurve | None = None,
     callbacks: Sequence[pl.Callback] = (),
     tags: Sequence[str] = (),
 ) -> TrainResult:
@@ -208,8 +131,10 @@ def train_variant(
         data: Batches other than P0's token windows (e.g. the Winograd sentences); they
             must be :class:`StepBatch` es whose step is the global step. ``train_tokens``
             is then only fingerprinted.
-        callbacks: Extra Lightning callbacks (validation points, pruning), run after the
-            loss curve is flushed and before progress is reported.
+        curve: The ``val/ppl`` curve to draw with Lightning's validation loop over its
+            windows (P0's token windows only: ``data`` must then be None).
+        callbacks: Extra Lightning callbacks (pruning, the whole-split score), run after
+            the loss and validation curves and before the checkpoint and the progress.
         tags: W&B tags beside the experiment and the variant (e.g. the study).
 
     Raises:
@@ -223,9 +148,12 @@ def train_variant(
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     digest = fingerprint(job, train_tokens)
     folder = checkpoint_dir(run_root, job, digest)
+    if curve is not None and data is not None:
+        raise ValueError("curve: draws from P0's token windows, not from the given data")
+    data = data if data is not None else TokenWindows.for_job(job, train_tokens, curve)
     call = _Run(
-        job, train_tokens, wandb_folder, folder, digest, resume and resumable,
-        keep_checkpoint, resumable, live_progress, project_dir, data, tuple(callbacks), tuple(tags),
+        job, wandb_folder, folder, digest, resume and resumable, keep_checkpoint, resumable,
+        live_progress, project_dir, data, curve, tuple(callbacks), tuple(tags),
     )  # fmt: skip
     with ExitStack() as held:
         if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
@@ -240,7 +168,6 @@ class _Run:
     """The arguments of one :func:`train_variant` call, with its fingerprint and folder."""
 
     job: TrainJob
-    train_tokens: Path
     wandb_folder: Path
     folder: Path
     digest: str
@@ -249,93 +176,37 @@ class _Run:
     resumable: bool
     live_progress: bool | None
     project_dir: Path | None
-    data: pl.LightningDataModule | None
+    data: pl.LightningDataModule
+    curve: ValidationCurve | None
     callbacks: tuple[pl.Callback, ...]
     tags: tuple[str, ...]
 
 
 def _train(call: _Run) -> TrainResult:
-    job, folder, digest = call.job, call.folder, call.digest
-    # The init seed draws the weights below, then dropout (the global RNG, after init);
-    # the batches draw from the data seed alone (TokenWindows.for_job, or the caller's data).
-    pl.seed_everything(job.init_seed, verbose=False)
-    torch.set_float32_matmul_precision(job.trainer.matmul_precision)
-    model = LanguageModel(job.variant.model)
-    recipe = job.variant.train
-    task = LanguageModelTask(
-        model, recipe.lr, (recipe.betas[0], recipe.betas[1]), recipe.weight_decay, job.warmup_steps
-    )
-    data = call.data if call.data is not None else TokenWindows.for_job(job, call.train_tokens)
-    curve = LossCurve(job.runtime.log_every_n_steps)
-    every = job.runtime.checkpoint.every_n_train_steps
-    saving = [PeriodicCheckpoint(folder, every, digest)]
-    progress = Progress(
-        job.variant.name,
-        job.tokens_per_step,
-        job.runtime.log_every_n_steps,
-        curve,
-        call.live_progress,
-    )
-    trainer = _trainer(
-        job, [curve, RngState(), *call.callbacks, *saving[: call.resumable], progress], folder
-    )
-    if recipe.batch_size % trainer.world_size:
-        raise ParamsError(
-            f"variants.{job.variant.name}.train.batch_size: {recipe.batch_size} windows do not "
-            f"split evenly across {trainer.world_size} processes"
-        )
+    """Build the task and the trainer, check the resume point, track, fit, gather."""
+    job, folder = call.job, call.folder
+    task = _task(job)
+    losses = LossCurve(job.runtime.log_every_n_steps)
+    trainer = build_trainer(job, _callbacks(call, losses), folder, call.curve)
     compiled = should_compile(job.trainer, job.steps, trainer.strategy.root_device.type)
     if compiled:
         task.use_compiled_step()
-    start, first_step = _resume_point(folder, digest, job.steps, call.resume)
+    # Lightning's ckpt_path warns and starts over when the file is gone (PITFALLS 7): check it.
+    start, first_step = _resume_point(folder, call.digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
-    revision = git_revision(call.project_dir or Path.cwd())
-    config = {
-        **job.config(),
-        "fingerprint": digest,
-        **revision,
-        "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
-    }
-    run = None
-    if trainer.is_global_zero:
-        variant = job.variant.name
-        run = start_run(
-            job.runtime.wandb,
-            run_name(variant, job.seed, revision["git_commit"]),
-            replica_group(variant, config),
-            [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
-            config,
-            call.wandb_folder,
-        )
-    if run is not None:
-        trainer.loggers = [WandbLogger(experiment=run)]
-
-    summary: dict[str, Any] | None = None
-    exit_code = 1
-    try:
-        began = time.perf_counter()
-        _fit(trainer, task, data, start, job.variant.name, folder if call.resumable else None)
-        wall_s = time.perf_counter() - began
-        metrics = _metrics(job, trainer, model, curve.points, wall_s, first_step)
-        metrics["kernels"] = "compiled" if compiled else "eager"
-        summary = metrics
-        exit_code = 0
-    except DivergedError as err:
-        raise DivergedError(
-            f"{job.variant.name}: {err} (a lower train.lr, or some train.warmup_steps, may "
-            "help); no model or metrics were written"
-        ) from None
-    finally:
-        finish_run(run, summary, exit_code)
-
-    discard = trainer.is_global_zero and call.resumable and not call.keep_checkpoint
+    config, revision = _config(call)
+    run = _start_tracking(call, trainer, config, revision)
+    kernels = "compiled" if compiled else "eager"
+    metrics = _tracked_fit(call, trainer, task, losses, start, first_step, run, kernels)
+    leader = trainer.is_global_zero
+    discard = leader and call.resumable and not call.keep_checkpoint
     return TrainResult(
-        model=model.cpu(),
+        model=task.model.cpu(),
         config=config,
-        metrics=metrics if trainer.is_global_zero else {},
-        curve=list(curve.points) if trainer.is_global_zero else [],
-        is_global_zero=trainer.is_global_zero,
+        metrics=metrics if leader else {},
+        curve=list(losses.points) if leader else [],
+        is_global_zero=leader,
         provenance={
             **revision,
             "dvc_experiment": config["dvc_experiment"],
@@ -345,52 +216,115 @@ def _train(call: _Run) -> TrainResult:
     )
 
 
-def _fit(
+def _task(job: TrainJob) -> LanguageModelTask:
+    """The variant's freshly initialised model, in the task that trains it with its recipe."""
+    # The init seed draws the weights below, then dropout (the global RNG, after init);
+    # the batches draw from the data seed alone (TokenWindows.for_job, or the caller's data).
+    pl.seed_everything(job.init_seed, verbose=False)
+    torch.set_float32_matmul_precision(job.trainer.matmul_precision)
+    recipe = job.variant.train
+    return LanguageModelTask(
+        LanguageModel(job.variant.model),
+        recipe.lr,
+        (recipe.betas[0], recipe.betas[1]),
+        recipe.weight_decay,
+        job.warmup_steps,
+    )
+
+
+def _callbacks(call: _Run, losses: LossCurve) -> list[pl.Callback]:
+    """Every callback of the fit, in the order their hooks must run."""
+    job = call.job
+    # Lightning's checkpoint holds no RNG state (PITFALLS 6): RngState resumes dropout's draws.
+    ours: list[pl.Callback] = [losses, RngState()]
+    if call.curve is not None:  # records its point before a pruner or a checkpoint reads it
+        ours.append(call.curve)
+    every = job.runtime.checkpoint.every_n_train_steps
+    saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.resumable else []
+    progress = Progress(
+        job.variant.name,
+        job.tokens_per_step,
+        job.runtime.log_every_n_steps,
+        losses,
+        call.live_progress,
+    )
+    return [*ours, *call.callbacks, *saving, progress]
+
+
+def _config(call: _Run) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's recorded configuration, and the git revision it was trained at."""
+    revision = git_revision(call.project_dir or Path.cwd())
+    config = {
+        **call.job.config(),
+        "fingerprint": call.digest,
+        **revision,
+        "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
+    }
+    return config, revision
+
+
+def _start_tracking(
+    call: _Run, trainer: pl.Trainer, config: dict[str, Any], revision: dict[str, Any]
+) -> Any:
+    """Start rank 0's W&B run and log into it; None on the other ranks or with W&B off."""
+    if not trainer.is_global_zero:
+        return None
+    job, variant = call.job, call.job.variant.name
+    run = start_run(
+        job.runtime.wandb,
+        run_name(variant, job.seed, revision["git_commit"]),
+        replica_group(variant, config),
+        [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
+        config,
+        call.wandb_folder,
+    )
+    if run is not None:
+        trainer.loggers = [WandbLogger(experiment=run)]
+    return run
+
+
+def _tracked_fit(
+    call: _Run,
     trainer: pl.Trainer,
     task: LanguageModelTask,
-    data: pl.LightningDataModule,
+    losses: LossCurve,
     start: Path | None,
-    name: str,
-    folder: Path | None,
-) -> None:
-    """``trainer.fit``, stopped cleanly by SIGTERM or SIGINT, refusing non-finite weights.
+    first_step: int,
+    run: Any,
+    kernels: str,
+) -> dict[str, Any]:
+    """Fit, measure, and finish the W&B run whatever the fit's fate (PITFALLS 5)."""
+    job = call.job
+    summary: dict[str, Any] | None = None
+    exit_code = 1
+    try:
+        began = time.perf_counter()
+        _fit(call, trainer, task, start)
+        wall_s = time.perf_counter() - began
+        summary = run_metrics(job, trainer, task.model, losses.points, wall_s, first_step)
+        summary["kernels"] = kernels
+        exit_code = 0
+    except DivergedError as err:
+        raise DivergedError(
+            f"{job.variant.name}: {err} (a lower train.lr, or some train.warmup_steps, may "
+            "help); no model or metrics were written"
+        ) from None
+    finally:
+        finish_run(run, summary, exit_code)
+    return summary
 
-    ``folder`` is the resume state's folder, None when the run writes none.
-    """
+
+def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path | None) -> None:
+    """``trainer.fit``, stopped cleanly by SIGTERM or SIGINT, refusing non-finite weights."""
     with sigint_as_sigterm() as stop:
         try:
-            trainer.fit(task, datamodule=data, ckpt_path=start)
+            trainer.fit(task, datamodule=call.data, ckpt_path=start)
         except SIGTERMException:
-            then = f"; rerun to resume from {folder / LAST}" if folder else ""
+            then = f"; rerun to resume from {call.folder / LAST}" if call.resumable else ""
             raise TrainingInterrupted(
-                f"{name}: stopped by {stop.name} at step {trainer.global_step}{then}", stop.name
+                f"{call.job.variant.name}: stopped by {stop.name} at step {trainer.global_step}"
+                f"{then}",
+                stop.name,
             ) from None
     if not all(torch.isfinite(p).all() for p in task.parameters()):
         raise DivergedError(f"a weight is not finite after step {trainer.global_step}")
-
-
-def _metrics(
-    job: TrainJob,
-    trainer: pl.Trainer,
-    model: LanguageModel,
-    points: list[tuple[int, float]],
-    wall_s: float,
-    first_step: int,
-) -> dict[str, Any]:
-    """The stage's metrics: ``train/loss`` is the mean over the last 5 % of steps."""
-    loss, window = final_loss(points)
-    trained = (job.steps - first_step) * job.tokens_per_step
-    return {
-        LOSS: loss,
-        "train/loss_window": window,
-        **job.seeds(),
-        "steps": job.steps,
-        "tokens_seen": job.steps * job.tokens_per_step,
-        "wall_s": round(wall_s, 3),
-        "tokens_per_s": round(trained / wall_s, 1) if wall_s > 0 else 0.0,
-        "resumed_from_step": first_step,
-        "params": sum(p.numel() for p in model.parameters()),
-        "device": _device(trainer),
-        "world_size": trainer.world_size,
-        "precision": job.trainer.precision,
-    }

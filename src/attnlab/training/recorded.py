@@ -18,7 +18,8 @@ from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import sample_windows
 from attnlab.training.artifacts import save_trained_model, write_curve
-from attnlab.training.fit import TrainResult, train_variant
+from attnlab.training.fit import train_variant
+from attnlab.training.result import TrainResult
 from attnlab.training.runs import TrainJob, run_root_from_env, wandb_dir
 
 
@@ -86,7 +87,8 @@ def train_and_record(
         wandb_dir(run_root),
         resume=resume,
         keep_checkpoint=keep_checkpoint,
-        callbacks=[val_points, whole_split],
+        curve=val_points,
+        callbacks=[whole_split],
     )
     if not result.is_global_zero:
         return result  # DDP: rank 0 alone writes the outputs

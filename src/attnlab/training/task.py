@@ -5,9 +5,15 @@ adds only what training needs: the next-token loss, AdamW with the variant's set
 P0's schedule, linear warmup then a constant learning rate (the catalogue's choice: no
 decay; E11 uses the warmup to tame post-norm).
 
-Nothing here calls ``self.log``: logging a tensor every step costs a host sync
+No training step calls ``self.log``: logging a tensor every step costs a host sync
 (PERFORMANCE.md). The loss leaves the step as the step's output, and
 :class:`~attnlab.training.curve.LossCurve` moves it to the host in batches.
+
+Validation is the ``val/ppl`` curve's: Lightning's loop feeds the curve's fixed windows
+(``TokenWindows.val_dataloader``), each step adds a batch's summed NLL, and the epoch's end
+logs ``val/ppl`` (into ``callback_metrics``, for
+:class:`~attnlab.evaluation.ValidationCurve` and the sweeps' pruner), computed exactly as
+:func:`~attnlab.evaluation.score_windows` computes it.
 """
 
 from collections.abc import Callable
@@ -17,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from attnlab.evaluation.curve import PPL
+from attnlab.evaluation.perplexity import Perplexity, batch_nll
 from attnlab.models import LanguageModel
 from attnlab.training.data import StepBatch
 from attnlab.training.kernels import compiled_step
@@ -68,6 +76,7 @@ class LanguageModelTask(pl.LightningModule):
         self.weight_decay = weight_decay
         self.warmup_steps = warmup_steps
         self.step_loss = next_token_loss  # or compiled (use_compiled_step)
+        self._val_nll, self._val_tokens = 0.0, 0
 
     def forward(self, idx: Tensor) -> Tensor:
         """Logits (B, T, V) for token ids ``idx`` (B, T)."""
@@ -85,6 +94,26 @@ class LanguageModelTask(pl.LightningModule):
     def use_compiled_step(self) -> None:
         """Run the step's forward and backward through ``torch.compile``'s kernels."""
         self.step_loss = compiled_step(next_token_loss)
+
+    def on_validation_epoch_start(self) -> None:
+        """Start a new sum: each validation is one point of the curve."""
+        self._val_nll, self._val_tokens = 0.0, 0
+
+    def validation_step(self, batch: Tensor, batch_idx: int) -> None:
+        """Add the summed NLL of a batch of windows (B, T + 1) to this validation's sum."""
+        # Full precision whatever the training's: the curve is scored as the evaluate
+        # stage scores, and as it was before it moved into Lightning's loop.
+        with torch.autocast(self.device.type, enabled=False):
+            self._val_nll += batch_nll(self.model, batch)
+        self._val_tokens += batch[:, 1:].numel()
+
+    def on_validation_epoch_end(self) -> None:
+        """Log ``val/ppl`` of the windows, in float64 so readers get the exact value."""
+        ppl = Perplexity.of_sum(self._val_nll, self._val_tokens).ppl
+        # logger=False: ValidationCurve logs the point (also at step 0, which Lightning's
+        # sanity check does not log) and replays it into a resumed run's new W&B run.
+        value = torch.tensor(ppl, dtype=torch.float64, device=self.device)
+        self.log(PPL, value, logger=False, batch_size=1)
 
     def configure_optimizers(self) -> dict:
         """AdamW and a per-step LambdaLR for the warmup."""
