@@ -24,6 +24,7 @@ from attnlab.catalogue.entries import (
     ClaimSpec,
     Experiment,
     Measure,
+    Protocol,
     Row,
     Task,
 )
@@ -84,9 +85,13 @@ def experiments_of(*names: str) -> tuple[str, ...]:
     """The ids of the experiments with any of ``names`` among their rows, in story order.
 
     Pass a variant and its aliases to get every experiment that reads the variant's runs.
+    A protocol's variant belongs to the experiment whose protocol it is, so it is measured
+    (``measure``) and trained on its task (``task``) exactly as that experiment's rows.
     """
     return tuple(
-        key for key, entry in experiments().items() if any(n in entry.variants for n in names)
+        key
+        for key, entry in experiments().items()
+        if any(n in entry.variants or n in entry.protocol_variants for n in names)
     )
 
 
@@ -125,6 +130,7 @@ __all__ = [
     "ClaimSpec",
     "Experiment",
     "Measure",
+    "Protocol",
     "Row",
     "Task",
     "catalogue",
