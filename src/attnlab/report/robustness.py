@@ -30,8 +30,7 @@ from attnlab.report.content import Table
 from attnlab.report.render import basis
 from attnlab.report.results import Results
 
-EVERY_FAILS = "does not hold under every protocol tried"
-EVERY_HOLDS = "holds under every protocol tried"
+EVERY_FAILS = f"{FAILS} under every protocol tried"
 
 
 def _source_under(source: str, rows: Mapping[str, str]) -> str:
@@ -60,21 +59,20 @@ def claim_under(key: str, spec: ClaimSpec, protocol: Protocol) -> Claim:
 
 
 def reading(main: Verdict, under: Mapping[str, Verdict]) -> str:
-    """The table's one line: what the protocols tried (``under``, by choice) say together."""
+    """The table's one line: where the protocols tried (``under``, by choice) differ from main.
+
+    "holds when <choice>" for a protocol under which a claim that does not hold does;
+    "<verdict> under every protocol tried" when none differs; "not run" when none ran.
+    """
     ran = {choice: v for choice, v in under.items() if v.status != NOT_RUN}
     if not ran:
         return NOT_RUN
-    statuses = {main.status, *(v.status for v in ran.values())}
-    if statuses == {FAILS}:
-        return EVERY_FAILS
-    if statuses == {HOLDS}:
-        return EVERY_HOLDS
     parts = []
     for status in (HOLDS, FAILS, INCONCLUSIVE):
         choices = [choice for choice, v in ran.items() if v.status == status]
-        if choices:
+        if choices and status != main.status:
             parts.append(f"{status} when {' or when '.join(choices)}")
-    return "; ".join(parts)
+    return "; ".join(parts) or f"{main.status} under every protocol tried"
 
 
 def _cell(verdict: Verdict) -> str:
