@@ -41,9 +41,10 @@ def test_a_protocol_variants_override_reruns_only_its_own_runs(tokenized_project
     project.env["WANDB_MODE"] = "disabled"
     project.edit_params(_shrink)
     ran = _repro(project)
-    assert ran == {f"{stage}@{name}-{SEED}" for stage in ("train", "evaluate") for name in (ROW, PROTOCOL)}
+    assert ran == {
+        f"{stage}@{name}-{SEED}" for stage in ("train", "evaluate") for name in (ROW, PROTOCOL)
+    }
     assert _repro(project, "--dry") == set()  # recorded: nothing to redo
 
     project.edit_params(_decay(0.05))  # the protocol's override, edited in params alone
-    print(_repro(project, "--dry"))
     assert _repro(project, "--dry") == {f"train@{PROTOCOL}-{SEED}"}

@@ -94,10 +94,10 @@ class Params(Section):
     def _check_protocols(self) -> "Params":
         # The catalogue's protocols name variants of this file: each must be its row with
         # exactly the protocol's overrides, or the robustness table would compare more.
-        check_protocols(experiments(), self._resolved_anywhere, self.aliases)
+        check_protocols(experiments(), self.resolved_variant, self.aliases)
         return self
 
-    def _resolved_anywhere(self, name: str) -> Variant | None:
+    def resolved_variant(self, name: str) -> Variant | None:
         """The resolved variant ``name`` of ``variants`` or ``winograd.variants``, if any."""
         found = self._resolved.get(name)
         return found if found is not None else self.winograd.resolved(name)
