@@ -16,19 +16,11 @@ from collections.abc import Mapping
 from attnlab.catalogue import Experiment, Protocol, experiments
 from attnlab.catalogue.entries import ClaimSpec, RuleSpec
 from attnlab.report.claim_rules import build_rule
-from attnlab.report.claims import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_RUN,
-    Claim,
-    Verdict,
-    judge,
-    variant_of,
-)
+from attnlab.report.claims import NOT_RUN, Claim, Verdict, judge, variant_of
 from attnlab.report.content import Table
 from attnlab.report.render import basis
 from attnlab.report.results import Results
+from attnlab.report.rules import FAILS, HOLDS, INCONCLUSIVE
 
 EVERY_FAILS = f"{FAILS} under every protocol tried"
 
