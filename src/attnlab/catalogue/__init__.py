@@ -4,10 +4,10 @@
 question, its protocol's place in docs/catalogue.md, its code, its rows (variant names of
 params.yaml), what the evaluate stage measures on them, its claims, its figures and
 charts, and its alternative protocols (each row's variant under a choice the story leaves
-open; the params loader checks them against the resolved variants). Everything that needs to know which experiment a variant belongs to asks here
-(the evaluate stage's measurements, the Winograd task a variant trains on, the report's
-sections, rows and claims, the dvc.yaml charts, the README's table); nothing reads it off
-a variant's name.
+open; the params loader checks them against the resolved variants). Everything that
+needs to know which experiment a variant belongs to asks here (the evaluate stage's
+measurements, the Winograd task a variant trains on, the report's sections, rows and
+claims, the dvc.yaml charts, the README's table); nothing reads it off a variant's name.
 """
 
 from __future__ import annotations
