@@ -1,10 +1,11 @@
 """Every entry of the experiment catalogue, walked: its rows, claims, figures, links, charts.
 
 One test per promise the catalogue makes: its rows are params.yaml's variants and every
-variant is some experiment's row; its claims are built by rules that exist and read their
-own experiment's rows; its figures are drawn by a stage; its protocol anchors and code
-modules exist; docs/catalogue.md describes the same experiments; dvc.yaml's charts and the
-README's table are the ones the catalogue gives.
+variant is some experiment's row or protocol variant; each protocol variant is its row
+plus the protocol's overrides, measured as its experiment's rows; its claims are built by
+rules that exist and read their own experiment's rows; its figures are drawn by a stage;
+its protocol anchors and code modules exist; docs/catalogue.md describes the same
+experiments; dvc.yaml's charts and the README's table are the ones the catalogue gives.
 """
 
 import importlib.util
@@ -29,6 +30,7 @@ from attnlab.catalogue import (
 )
 from attnlab.catalogue.entries import RuleName
 from attnlab.catalogue.readme import BEGIN, END, experiments_table
+from attnlab.config.protocols import check_protocols
 from attnlab.report import CLAIMS
 from attnlab.report.claim_rules import RULES
 from attnlab.report.sections import BUILDERS
@@ -53,9 +55,12 @@ def test_every_row_is_a_variant_or_an_alias_of_params(key, entry):
     assert len(set(entry.variants)) == len(entry.variants), key
 
 
-def test_every_variant_and_alias_of_params_is_a_row_of_an_experiment():
+def test_every_variant_and_alias_of_params_is_a_row_or_protocol_variant_of_an_experiment():
+    protocols = {name for _, entry in ENTRIES for name in entry.protocol_variants}
+    rows = {name for _, entry in ENTRIES for name in entry.variants}
     for name in (*TRAINED, *ALIASES):
         assert experiments_of(name), f"{name} belongs to no experiment of the catalogue"
+        assert (name in rows) != (name in protocols), f"{name}: a row or a protocol's, not both"
 
 
 def test_every_rule_the_catalogue_may_name_is_built_and_every_claim_is_decided():
@@ -200,3 +205,98 @@ def test_a_malformed_catalogue_is_refused_naming_the_key(edit, expected):
 def test_an_unknown_experiment_id_names_the_known_ones():
     with pytest.raises(CatalogueError, match="no experiment 'E01'.*P0, E02"):
         experiment("E01")
+
+
+def _params():
+    from attnlab.config import load_params
+
+    return load_params(ROOT / "params.yaml")
+
+
+def test_every_protocol_variant_is_measured_and_trained_as_its_experiments_rows():
+    for key, entry in ENTRIES:
+        for variant in entry.protocol_variants:
+            assert variant in TRAINED, f"{key}: {variant} is not in params.yaml"
+            assert experiments_of(variant) == (key,)
+            assert measurements_for(variant) == tuple(entry.measure), variant
+            assert winograd_task(variant) == entry.task, variant
+
+
+def test_the_catalogues_protocols_match_the_resolved_params_variants():
+    params = _params()
+    check_protocols(experiments(), params.resolved_variant, params.aliases)  # no error
+
+
+def _protocol(raw: dict, key: str = "E11") -> dict:
+    return next(iter(raw["experiments"][key]["protocols"].values()))
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        # The catalogue says dropout 0.2, params trains 0.1.
+        (
+            lambda r: _protocol(r)["overrides"]["model"].update(dropout=0.2),
+            r"experiments\.E11\.protocols\.dropout-0\.1\.rows\.norm-pre: norm-pre-dropout10 "
+            r"differs from norm-pre by model\.dropout=0\.1, not by exactly",
+        ),
+        # E09's two rows swapped: each differs from its row by the division too.
+        (
+            lambda r: _protocol(r, "E09")["rows"].update(
+                {
+                    "dk-1024-scaled": "dk-1024-unscaled-no-decay",
+                    "dk-1024-unscaled": "dk-1024-scaled-no-decay",
+                }
+            ),
+            r"rows\.dk-1024-scaled: dk-1024-unscaled-no-decay differs from dk-1024-scaled by "
+            r"model\.scale_scores=False, train\.weight_decay=0\.0",
+        ),
+        (
+            lambda r: _protocol(r, "E16")["rows"].update({"leaky-average": "leaky-average-tiny"}),
+            r"E16\.protocols\.short\.rows\.leaky-average: params\.yaml has no variant "
+            r"leaky-average-tiny",
+        ),
+    ],
+)
+def test_a_protocol_variant_that_is_not_its_row_plus_the_overrides_is_refused(edit, expected):
+    raw = _raw()
+    edit(raw)
+    params = _params()
+    with pytest.raises(ValueError, match=expected):
+        check_protocols(parse_catalogue(raw, "x").experiments, params.resolved_variant, {})
+
+
+def test_params_whose_protocol_variant_drifted_from_its_row_are_refused_naming_the_key():
+    from attnlab.config.loader import parse_params
+    from attnlab.errors import ParamsError
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["variants"]["norm-pre"]["train"]["lr"] = 1.0e-3  # the row moves, its protocol does not
+    with pytest.raises(ParamsError, match=r"rows\.norm-pre: norm-pre-dropout10 differs .*lr"):
+        parse_params(raw)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda r: _protocol(r)["rows"].update({"norm-x": "norm-x-dropout10"}),
+            r"experiments\.E11: protocols\.dropout-0\.1\.rows\.norm-x: not a row of this",
+        ),
+        (lambda r: _protocol(r)["rows"].pop("norm-post"), "maps no variant to row norm-post"),
+        (
+            lambda r: _protocol(r)["rows"].update({"norm-pre": "norm-post"}),
+            r"rows\.norm-pre: a protocol's variant is no row",
+        ),
+        (
+            lambda r: _protocol(r, "E17")["rows"].update({"closed-average": "leaky-average-short"}),
+            "leaky-average-short is already a row or another protocol's variant",
+        ),
+        (lambda r: _protocol(r).update(overrides={}), "overrides at least one"),
+    ],
+)
+def test_a_protocol_that_does_not_map_its_own_rows_is_refused_naming_the_key(edit, expected):
+    raw = _raw()
+    edit(raw)
+    with pytest.raises(CatalogueError, match=expected):
+        parse_catalogue(raw, "experiments.yaml")

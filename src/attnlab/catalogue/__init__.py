@@ -2,11 +2,12 @@
 
 ``experiments.yaml`` beside this module says what every experiment is: its title and
 question, its protocol's place in docs/catalogue.md, its code, its rows (variant names of
-params.yaml), what the evaluate stage measures on them, its claims and its figures and
-charts. Everything that needs to know which experiment a variant belongs to asks here
-(the evaluate stage's measurements, the Winograd task a variant trains on, the report's
-sections, rows and claims, the dvc.yaml charts, the README's table); nothing reads it off
-a variant's name.
+params.yaml), what the evaluate stage measures on them, its claims, its figures and
+charts, and its alternative protocols (each row's variant under a choice the story leaves
+open; the params loader checks them against the resolved variants). Everything that
+needs to know which experiment a variant belongs to asks here (the evaluate stage's
+measurements, the Winograd task a variant trains on, the report's sections, rows and
+claims, the dvc.yaml charts, the README's table); nothing reads it off a variant's name.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from attnlab.catalogue.entries import (
     ClaimSpec,
     Experiment,
     Measure,
+    Protocol,
     Row,
     Task,
 )
@@ -84,9 +86,13 @@ def experiments_of(*names: str) -> tuple[str, ...]:
     """The ids of the experiments with any of ``names`` among their rows, in story order.
 
     Pass a variant and its aliases to get every experiment that reads the variant's runs.
+    A protocol's variant belongs to the experiment whose protocol it is, so it is measured
+    (``measure``) and trained on its task (``task``) exactly as that experiment's rows.
     """
     return tuple(
-        key for key, entry in experiments().items() if any(n in entry.variants for n in names)
+        key
+        for key, entry in experiments().items()
+        if any(n in entry.variants or n in entry.protocol_variants for n in names)
     )
 
 
@@ -125,6 +131,7 @@ __all__ = [
     "ClaimSpec",
     "Experiment",
     "Measure",
+    "Protocol",
     "Row",
     "Task",
     "catalogue",

@@ -7,7 +7,7 @@ is measured on them, its claims with their rules and thresholds, its figures and
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -109,6 +109,42 @@ class ClaimSpec(RuleSpec):
     reading: str
 
 
+class Overrides(Model):
+    """What a protocol changes on every row: ``model`` and ``train`` keys, as in params."""
+
+    model: dict[str, Any] = {}
+    train: dict[str, Any] = {}
+
+    def flat(self) -> dict[str, Any]:
+        """Every override as ``section.key``: ``{"model.dropout": 0.1}``."""
+        return {
+            **{f"model.{k}": v for k, v in self.model.items()},
+            **{f"train.{k}": v for k, v in self.train.items()},
+        }
+
+
+class Protocol(Model):
+    """An alternative protocol of an experiment over a choice the story leaves open.
+
+    Attributes:
+        choice: The choice in words, as the robustness table reads it ("holds when ...").
+        overrides: What it changes on every row, relative to the row's own variant.
+        rows: Each row of the experiment (its variant or alias name) and the trained
+            variant that is that row under this protocol. The params loader checks that
+            each differs from its row by exactly ``overrides``.
+    """
+
+    choice: str
+    overrides: Overrides
+    rows: Annotated[dict[str, str], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> Protocol:
+        if not self.overrides.flat():
+            raise ValueError("a protocol overrides at least one model or train key")
+        return self
+
+
 class Experiment(Model):
     """One experiment of the catalogue (its id is its key in ``experiments``).
 
@@ -124,6 +160,8 @@ class Experiment(Model):
         tables: The TSV tables that stage writes.
         figures: The figures its stages draw (paths in the repository).
         claims: Its claims, in order.
+        protocols: Alternative protocols over choices the story leaves open, by name;
+            the report decides every claim under each beside the main verdict.
     """
 
     title: str
@@ -137,11 +175,33 @@ class Experiment(Model):
     tables: list[TableFile] = []
     figures: list[str] = []
     claims: list[ClaimSpec] = []
+    protocols: dict[str, Protocol] = {}
 
     @property
     def variants(self) -> list[str]:
         """The rows' variant (or alias) names, in order."""
         return [row.variant for row in self.rows]
+
+    @property
+    def protocol_variants(self) -> list[str]:
+        """The trained variants of every protocol, in order (none is a row)."""
+        return [name for p in self.protocols.values() for name in p.rows.values()]
+
+    @model_validator(mode="after")
+    def _protocols_map_every_row(self) -> Experiment:
+        # A protocol that left a row out would decide a claim from two protocols at once.
+        for name, protocol in self.protocols.items():
+            where = f"protocols.{name}.rows"
+            unknown = [row for row in protocol.rows if row not in self.variants]
+            if unknown:
+                raise ValueError(f"{where}.{unknown[0]}: not a row of this experiment")
+            left_out = [row for row in self.variants if row not in protocol.rows]
+            if left_out:
+                raise ValueError(f"{where}: maps no variant to row {left_out[0]}")
+            rows = [r for r, variant in protocol.rows.items() if variant in self.variants]
+            if rows:
+                raise ValueError(f"{where}.{rows[0]}: a protocol's variant is no row")
+        return self
 
 
 class Chart(Model):
@@ -167,6 +227,16 @@ class Catalogue(Model):
             for claim in entry.claims:
                 if not claim.id.startswith(f"{name}."):
                     raise ValueError(f"experiments.{name}: claim {claim.id} is another's")
+        rows = {name for entry in self.experiments.values() for name in entry.variants}
+        seen: set[str] = set()
+        for name, entry in self.experiments.items():
+            for variant in entry.protocol_variants:
+                if variant in rows or variant in seen:
+                    raise ValueError(
+                        f"experiments.{name}.protocols: {variant} is already a row or another "
+                        "protocol's variant (each protocol trains its own runs)"
+                    )
+                seen.add(variant)
         for chart in self.charts:
             unknown = [e for e in chart.experiments if e not in self.experiments]
             if unknown:

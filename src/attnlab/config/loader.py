@@ -6,11 +6,12 @@ from typing import Annotated, Any
 import yaml
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from attnlab.catalogue import experiments_of
+from attnlab.catalogue import experiments, experiments_of
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.config.probes import CostParams, ProbesParams
+from attnlab.config.protocols import check_protocols
 from attnlab.config.sweeps import SweepsParams, check_study
 from attnlab.config.training import RuntimeParams, TrainerParams
 from attnlab.config.variants import (
@@ -88,6 +89,18 @@ class Params(Section):
     def _check_aliases(self) -> "Params":
         check_aliases(self.aliases, self.variants)
         return self
+
+    @model_validator(mode="after")
+    def _check_protocols(self) -> "Params":
+        # The catalogue's protocols name variants of this file: each must be its row with
+        # exactly the protocol's overrides, or the robustness table would compare more.
+        check_protocols(experiments(), self.resolved_variant, self.aliases)
+        return self
+
+    def resolved_variant(self, name: str) -> Variant | None:
+        """The resolved variant ``name`` of ``variants`` or ``winograd.variants``, if any."""
+        found = self._resolved.get(name)
+        return found if found is not None else self.winograd.resolved(name)
 
     @model_validator(mode="after")
     def _check_every_study(self) -> "Params":

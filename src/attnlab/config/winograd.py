@@ -142,6 +142,10 @@ class WinogradParams(Section):
         self.variant(name)
         return self._tasks[name]
 
+    def resolved(self, name: str) -> Variant | None:
+        """The resolved Winograd variant ``name``, or ``None`` when there is none."""
+        return self._resolved.get(name)
+
     def variant(self, name: str) -> Variant:
         """The resolved Winograd variant ``name``.
 

@@ -1,7 +1,8 @@
 """The report (issue: report): every experiment's tables, figures and claim verdicts.
 
 :func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
-every claim of docs/catalogue.md from the numbers (:mod:`attnlab.report.claims`) and renders
+every claim of docs/catalogue.md from the numbers (:mod:`attnlab.report.claims`), and again
+under each alternative protocol the catalogue lists (:mod:`attnlab.report.robustness`), and renders
 ``index.html`` (one self-contained page), ``REPORT.md``, the browser demo, the headline
 metrics `dvc exp show` compares (:mod:`attnlab.report.headline`) and the aggregates over
 seeds of every trained measurement (:mod:`attnlab.report.summary`). Whatever was not
@@ -26,6 +27,7 @@ from attnlab.report.demo import render_demo
 from attnlab.report.headline import headline
 from attnlab.report.render import render_html, render_markdown
 from attnlab.report.results import ReportInputs, Results, load_results
+from attnlab.report.robustness import robustness_tables
 from attnlab.report.sections import build_sections
 from attnlab.report.summary import aggregates
 from attnlab.report.winograd import demo_payload
@@ -51,9 +53,10 @@ def build_report(inputs: ReportInputs) -> Report:
     results = load_results(inputs)
     verdicts = judge_all(results)
     sections = build_sections(results)
+    robustness = robustness_tables(results, verdicts)
     return Report(
-        index_html=render_html(sections, verdicts, results.problems),
-        markdown=render_markdown(sections, verdicts, results.problems),
+        index_html=render_html(sections, verdicts, results.problems, robustness),
+        markdown=render_markdown(sections, verdicts, results.problems, robustness),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
         headline=headline(results, verdicts),

@@ -9,6 +9,7 @@ measurements always give the same bytes.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from html import escape
 from importlib.resources import files
 
@@ -141,7 +142,7 @@ def _verdicts_html(verdicts: list[Verdict]) -> str:
     )
 
 
-def _section_html(section: Section, verdicts: list[Verdict]) -> str:
+def _section_html(section: Section, verdicts: list[Verdict], robustness: Table | None) -> str:
     parts = [
         f'<section id="{section.id}"><h2>{escape(section.id)}: {escape(section.title)}'
         f'</h2><p class="question">{escape(section.question)}</p>'
@@ -159,12 +160,24 @@ def _section_html(section: Section, verdicts: list[Verdict]) -> str:
         )
     if verdicts:
         parts.append("<h3>Claims</h3>" + _verdicts_html(verdicts))
+    if robustness is not None:
+        parts.append(_table_html(robustness))
     parts += [f'<p class="note">{escape(n)}</p>' for n in section.notes]
     return "".join(parts) + "</section>"
 
 
-def render_html(sections: list[Section], verdicts: list[Verdict], problems: list[str]) -> str:
-    """The whole report as one HTML page (CSS and figures inline, no script, no link out)."""
+def render_html(
+    sections: list[Section],
+    verdicts: list[Verdict],
+    problems: list[str],
+    robustness: Mapping[str, Table] | None = None,
+) -> str:
+    """The whole report as one HTML page (CSS and figures inline, no script, no link out).
+
+    ``robustness``: by experiment id, its claims under its other protocols, shown after
+    its claims.
+    """
+    robustness = robustness or {}
     css = files("attnlab.report").joinpath("report.css").read_text(encoding="utf-8")
     by_section = {s.id: [v for v in verdicts if v.claim.experiment == s.id] for s in sections}
     toc = "".join(
@@ -186,7 +199,7 @@ def render_html(sections: list[Section], verdicts: list[Verdict], problems: list
         + _summary_html(verdicts)
         + "</section>",
         _inconclusive_html(verdicts),
-        *(_section_html(s, by_section[s.id]) for s in sections),
+        *(_section_html(s, by_section[s.id], robustness.get(s.id)) for s in sections),
     ]
     if problems:
         body.append(
@@ -232,8 +245,25 @@ def _md_verdicts(verdicts: list[Verdict]) -> str:
     )
 
 
-def render_markdown(sections: list[Section], verdicts: list[Verdict], problems: list[str]) -> str:
+def _md_table_section(t: Table) -> list[str]:
+    """A table as a ``###`` heading, the table and its note."""
+    return [
+        f"### {t.title}",
+        "",
+        _md_table(t.header, list(t.rows)),
+        "",
+        *([t.note, ""] if t.note else []),
+    ]
+
+
+def render_markdown(
+    sections: list[Section],
+    verdicts: list[Verdict],
+    problems: list[str],
+    robustness: Mapping[str, Table] | None = None,
+) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
+    robustness = robustness or {}
     out = [
         f"# {TITLE}",
         "",
@@ -265,11 +295,12 @@ def render_markdown(sections: list[Section], verdicts: list[Verdict], problems: 
         if s.protocol:
             out += [_md_table(("protocol", ""), list(s.protocol)), ""]
         for t in s.tables:
-            out += [f"### {t.title}", "", _md_table(t.header, list(t.rows)), ""]
-            out += [f"{t.note}", ""] if t.note else []
+            out += _md_table_section(t)
         mine = [v for v in verdicts if v.claim.experiment == s.id]
         if mine:
             out += ["### Claims", "", _md_verdicts(mine), ""]
+        if s.id in robustness:
+            out += _md_table_section(robustness[s.id])
     if problems:
         out += ["## Files that could not be read", "", *(f"- {p}" for p in problems), ""]
     return "\n".join(out)

@@ -1,0 +1,120 @@
+"""The robustness table: each claim of an experiment with protocols, decided under each.
+
+Hand-made metrics trees (E11's rows and two protocols' variants, three seeds) check that a
+protocol's verdict is the main rule and threshold applied to that protocol's runs (the same
+numbers give the same verdict and interval), that the one-line reading says which choice
+makes a claim hold, and that the table renders inside the experiment's section of both the
+page and the Markdown, after its claims, with the main verdict still there.
+"""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from report_fabricate import inputs, write_run
+
+from attnlab.catalogue import CATALOGUE_FILE, experiment, parse_catalogue
+from attnlab.report import FAILS, HOLDS, NOT_RUN, build_report, judge_all, load_results
+from attnlab.report.render import render_html, render_markdown
+from attnlab.report.robustness import EVERY_FAILS, robustness_table
+from attnlab.report.sections import build_sections
+
+SEEDS = (1, 2, 3)
+ROWS = ("norm-pre", "norm-pre-warmup", "norm-post", "norm-post-warmup")
+# E11.3, pre-norm needs no warmup: ppl(pre) / ppl(pre-warmup) at most 1.05.
+WORSE = {"norm-pre": 60.0, "norm-pre-warmup": 50.0, "norm-post": 200.0, "norm-post-warmup": 52.0}
+EQUAL = {"norm-pre": 50.0, "norm-pre-warmup": 50.2, "norm-post": 200.0, "norm-post-warmup": 50.4}
+
+
+def _e11_with_two_protocols():
+    """E11 with a second protocol, dropout 0.2 (its variants: ``<row>-dropout20``)."""
+    raw = copy.deepcopy(yaml.safe_load(CATALOGUE_FILE.read_text()))
+    protocols = raw["experiments"]["E11"]["protocols"]
+    protocols["dropout-0.2"] = {
+        "choice": "dropout 0.2 on every row",
+        "overrides": {"model": {"dropout": 0.2}},
+        "rows": {row: f"{row}-dropout20" for row in ROWS},
+    }
+    return parse_catalogue(raw, "experiments.yaml").experiments["E11"]
+
+
+def _write(reports: Path, variant: str, ppl: float) -> None:
+    for seed in SEEDS:
+        path = reports / f"metrics/{variant}/seed-{seed}/eval.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"val/ppl": ppl * (1 + 0.003 * (seed - 2)), "seed": seed}
+        path.write_text(json.dumps(record))
+
+
+def _table(reports: Path, runs: dict[str, dict[str, float]]):
+    """Write ``runs`` (protocol suffix, "" for the rows: ppl by row); the E11 table."""
+    for suffix, ppls in runs.items():
+        for row, ppl in ppls.items():
+            _write(reports, row + suffix, ppl)
+    results = load_results(inputs(reports))
+    verdicts = judge_all(results)
+    entry = _e11_with_two_protocols()
+    by_id = {v.claim.id: v for v in verdicts}
+    table = robustness_table("E11", entry, results, by_id)
+    return table, results, verdicts, {row[0]: row for row in table.rows}
+
+
+def test_a_protocol_with_the_rows_numbers_gets_the_main_verdict_and_interval(tmp_path):
+    _, _, verdicts, rows = _table(tmp_path, {"": WORSE, "-dropout10": WORSE})
+    main = next(v for v in verdicts if v.claim.id == "E11.3")
+    assert main.status == FAILS and main.n == 3
+    claim, _, main_cell, dropout10, dropout20, _ = rows["E11.3"]
+    assert main_cell == dropout10 == f"{FAILS} (n = 3, {main.interval})"
+    assert dropout20 == NOT_RUN  # no runs of its variants at all
+
+
+def test_the_reading_names_the_choice_under_which_a_failing_claim_holds(tmp_path):
+    table, *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE})
+    _, _, main_cell, dropout10, dropout20, reading = rows["E11.3"]
+    assert main_cell.startswith(f"{FAILS} (n = 3, [")
+    assert dropout10.startswith(f"{HOLDS} (n = 3, [")
+    assert dropout20.startswith(f"{FAILS} (n = 3, [")
+    assert (
+        reading == "holds when dropout 0.1 on every row (the story names dropout, never its rate)"
+    )
+    assert table.header[3:5] == (
+        "dropout-0.1: dropout 0.1 on every row (the story names dropout, never its rate)",
+        "dropout-0.2: dropout 0.2 on every row",
+    )
+
+
+def test_a_claim_failing_under_every_protocol_says_so_and_unrun_ones_say_not_run(tmp_path):
+    *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": WORSE, "-dropout20": WORSE})
+    assert rows["E11.3"][-1] == EVERY_FAILS
+    assert rows["E11.4"][-1] == NOT_RUN  # no gradient norms in these trees
+
+
+def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_markdown(tmp_path):
+    table, results, verdicts, _ = _table(
+        tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE}
+    )
+    sections = build_sections(results)
+    markdown = render_markdown(sections, verdicts, [], {"E11": table})
+    section = markdown.split("## E11:", 1)[1].split("\n## ", 1)[0]
+    claims, robustness = section.split("### Claims", 1)[1].split(f"### {table.title}")
+    assert "| E11.3 | pre-norm needs no warmup |" in claims  # the main verdict stays
+    assert "| E11.3 | pre-norm needs no warmup | does not hold (n = 3, [" in robustness
+    assert "| holds when dropout 0.1 on every row" in robustness
+    page = render_html(sections, verdicts, [], {"E11": table})
+    html = page.split('<section id="E11">', 1)[1].split("</section>", 1)[0]
+    assert html.index("<h3>Claims</h3>") < html.index(f"<h3>{table.title}</h3>")
+    assert '<td class="long">holds when dropout 0.1 on every row' in html
+    assert table.title not in page.split('<section id="E11">', 1)[0]
+
+
+@pytest.mark.parametrize("key", ["E09", "E11", "E16", "E17"])
+def test_the_built_report_shows_every_protocol_in_its_experiments_section(tmp_path, key):
+    report = build_report(inputs(write_run(tmp_path / "reports")))
+    section = report.markdown.split(f"## {key}:", 1)[1].split("\n## ", 1)[0]
+    body = section.split("### The claims under other protocols", 1)[1]
+    for name, protocol in experiment(key).protocols.items():
+        assert f"{name}: {protocol.choice}" in body
+    for claim in experiment(key).claims:
+        assert f"| {claim.id} |" in body
