@@ -94,7 +94,7 @@ class Params(Section):
     def _check_protocols(self) -> "Params":
         # The catalogue's protocols name variants of this file: each must be its row with
         # exactly the protocol's overrides, or the robustness table would compare more.
-        check_protocols(experiments(), self.resolved_variant, self.aliases)
+        check_protocols(experiments(), self.resolved_variant, self.aliases, require_all=False)
         return self
 
     def resolved_variant(self, name: str) -> Variant | None:
