@@ -11,6 +11,7 @@ import pytest
 import torch
 import yaml
 
+from attnlab.catalogue import experiments
 from attnlab.config import parse_params
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.evaluation import build_initial_model
@@ -33,7 +34,15 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
 ):
     params = copy.deepcopy(PARAMS)
     params["model"].update(d_model=32, block_size=16)
-    params["variants"][variant].setdefault("train", {})["init_seed"] = init_seed
+    # The row and its protocol variants move together: each stays its row plus the overrides.
+    twins = [
+        p.rows[variant]
+        for e in experiments().values()
+        for p in e.protocols.values()
+        if variant in p.rows
+    ]
+    for name in (variant, *twins):
+        params["variants"][name].setdefault("train", {})["init_seed"] = init_seed
     job = TrainJob.from_params(parse_params(params), variant, seed=PARAMS["seeds"][1])
     assert job.init_seed == (PARAMS["seeds"][1] if init_seed is None else init_seed)
     tokens = tmp_path / "train.parquet"
@@ -51,7 +60,7 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
 
     monkeypatch.setenv("WANDB_MODE", "disabled")
     monkeypatch.setattr(training_fit, "LanguageModel", Recording)
-    monkeypatch.setattr(training_fit, "_trainer", stop)  # the next thing after the model
+    monkeypatch.setattr(training_fit, "build_trainer", stop)  # the next thing after the model
     with pytest.raises(_Built):
         train_variant(job, tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
 
