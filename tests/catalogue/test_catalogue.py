@@ -300,3 +300,17 @@ def test_a_protocol_that_does_not_map_its_own_rows_is_refused_naming_the_key(edi
     edit(raw)
     with pytest.raises(CatalogueError, match=expected):
         parse_catalogue(raw, "experiments.yaml")
+
+
+def test_params_cut_to_a_few_variants_or_with_a_default_the_protocol_sets_still_load():
+    from attnlab.config.loader import parse_params
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    # A default that already has the protocol's value: the two coincide there, no drift.
+    raw["model"]["dropout"] = 0.1
+    parse_params(raw)
+    # Params cut to one row: its protocol variant is absent, so not run, not refused.
+    raw["variants"] = {"norm-pre": raw["variants"]["norm-pre"]}
+    raw["aliases"] = {}
+    raw["sweeps"]["studies"] = {}
+    parse_params(raw)
