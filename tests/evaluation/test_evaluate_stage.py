@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.catalogue import protocol_variants_of
+
 pytestmark = pytest.mark.slow
 
 # One variant per kind of record: no mixer (and no extras), E09's undivided wide head,
@@ -29,8 +31,11 @@ def _shrink(params: dict) -> None:
     params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 2})
     params["evaluate"].update(device="cpu", stats_windows=4, batch_size=64)
     # Whole-split perplexities dominate: narrow the wide head and cut the deep model.
-    params["variants"]["dk-1024-unscaled"]["model"]["d_head"] = 64
-    params["variants"]["norm-post"]["model"]["n_layer"] = POST_NORM_BLOCKS
+    # A row moves with its protocol variants: each stays its row plus the overrides.
+    for name in ("dk-1024-unscaled", *protocol_variants_of("dk-1024-unscaled")):
+        params["variants"][name]["model"]["d_head"] = 64
+    for name in ("norm-post", *protocol_variants_of("norm-post")):
+        params["variants"][name]["model"]["n_layer"] = POST_NORM_BLOCKS
 
 
 # What each kept variant's experiment measures beyond P0's (the catalogue's `measure`).

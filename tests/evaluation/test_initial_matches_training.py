@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from attnlab.catalogue import experiments
+from attnlab.catalogue import protocol_variants_of
 from attnlab.config import parse_params
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.evaluation import build_initial_model
@@ -35,13 +35,7 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
     params = copy.deepcopy(PARAMS)
     params["model"].update(d_model=32, block_size=16)
     # The row and its protocol variants move together: each stays its row plus the overrides.
-    twins = [
-        p.rows[variant]
-        for e in experiments().values()
-        for p in e.protocols.values()
-        if variant in p.rows
-    ]
-    for name in (variant, *twins):
+    for name in (variant, *protocol_variants_of(variant)):
         params["variants"][name].setdefault("train", {})["init_seed"] = init_seed
     job = TrainJob.from_params(parse_params(params), variant, seed=PARAMS["seeds"][1])
     assert job.init_seed == (PARAMS["seeds"][1] if init_seed is None else init_seed)

@@ -19,7 +19,7 @@ def _shrink(params: dict) -> None:
     params["seeds"] = [SEED]
     params["budget"]["scale"] = 0.002  # 3 steps of the short protocol's 1500
     params["model"]["d_model"] = 32
-    params["trainer"]["log_every_n_steps"] = 1
+    params["runtime"]["log_every_n_steps"] = 1
     params["evaluate"]["stats_windows"] = 2
 
 

@@ -96,6 +96,16 @@ def experiments_of(*names: str) -> tuple[str, ...]:
     )
 
 
+def protocol_variants_of(row: str) -> tuple[str, ...]:
+    """The variants that are ``row`` under each protocol listing it: they change with it."""
+    return tuple(
+        protocol.rows[row]
+        for entry in experiments().values()
+        for protocol in entry.protocols.values()
+        if row in protocol.rows
+    )
+
+
 def measurements_of(experiment_ids: tuple[str, ...]) -> tuple[str, ...]:
     """What the evaluate stage adds for the rows of ``experiment_ids``, each once, in order."""
     found = (m for key in experiment_ids for m in experiment(key).measure)
@@ -141,6 +151,7 @@ __all__ = [
     "experiments_of",
     "measurements_for",
     "measurements_of",
+    "protocol_variants_of",
     "parse_catalogue",
     "winograd_task",
 ]
