@@ -28,9 +28,8 @@ PATHS = {
 
 def child(threads: int, steps: int, warmup: int) -> None:
     """One path in this process: print JSON with ms per step and the loss curve."""
-    import time
-
     import torch
+    from variant_kernels import train_steps
 
     from attnlab.models import LanguageModel, ModelConfig
     from attnlab.training import next_token_loss
@@ -40,22 +39,13 @@ def child(threads: int, steps: int, warmup: int) -> None:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = LanguageModel(ModelConfig())
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     step_fn = next_token_loss
     if os.environ.get("KERNELS_COMPILE"):
         step_fn = torch.compile(next_token_loss)
     generator = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, 1024, (64, 129), generator=generator) for _ in range(4)]
-    losses, times = [], []
-    for i in range(warmup + steps):
-        batch = batches[i % len(batches)]
-        began = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        loss = step_fn(model, batch[:, :-1], batch[:, 1:])
-        loss.backward()
-        opt.step()
-        times.append(time.perf_counter() - began)
-        losses.append(loss.item())
+    schedule = [batches[i % len(batches)] for i in range(warmup + steps)]
+    losses, times = train_steps(model, schedule, step_fn)
     mkl = torch.backends.mkl.is_available()
     print(json.dumps({"ms": 1e3 * statistics.median(times[warmup:]), "losses": losses, "mkl": mkl}))
 

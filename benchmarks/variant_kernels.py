@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WARMUP = 2  # compiled steps before timing: the compile, then a recompile-free step
 
 
-def _train(model: LanguageModel, batches: list[torch.Tensor], loss_fn) -> tuple[list, list]:
+def train_steps(model: LanguageModel, batches: list[torch.Tensor], loss_fn) -> tuple[list, list]:
     """Loss and seconds of one AdamW step per batch."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     losses, seconds = [], []
@@ -69,10 +69,10 @@ def main() -> None:
         torch.manual_seed(0)
         eager_model = LanguageModel(variant.model)
         compiled_model = copy.deepcopy(eager_model)
-        eager_losses, eager_s = _train(eager_model, batches, next_token_loss)
+        eager_losses, eager_s = train_steps(eager_model, batches, next_token_loss)
         torch._dynamo.reset()  # each variant compiles from scratch: its own cold cost
-        warm_losses, warm_s = _train(compiled_model, batches[:WARMUP], compiled)
-        rest_losses, rest_s = _train(compiled_model, batches[WARMUP:], compiled)
+        warm_losses, warm_s = train_steps(compiled_model, batches[:WARMUP], compiled)
+        rest_losses, rest_s = train_steps(compiled_model, batches[WARMUP:], compiled)
         # The first step's difference is the kernels' round-off alone; later steps add
         # what training makes of it (Adam's update divides out small gradients' scale).
         drifts = [
