@@ -22,7 +22,7 @@ from attnlab.catalogue import Catalogue, Chart
 from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 
-VARIANT = "variant"
+VARIANT = "variant"  # the column .dvc/plots/variants.json colours by
 
 
 def curve_file(chart: Chart, run: str, seed: int) -> Path:

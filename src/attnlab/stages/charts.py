@@ -26,9 +26,9 @@ def main(
     Reads: params aliases (an alias row draws the run of its variant); the catalogue's
     charts and their experiments' rows; each row's curve of the run under `--seed`
     (dvc.yaml passes the first of params `seeds`; the report draws every seed):
-    reports/curves/<variant>/seed-<seed>/train_loss.csv or val_ppl.csv, or
-    reports/curves/winograd/<variant>/seed-<seed>.csv. A row not trained yet is left out.
-    Writes: reports/charts/<chart>.csv for each chart with a row trained (E02-train-loss,
+    reports/curves/{variant}/seed-{seed}/train_loss.csv or val_ppl.csv, or
+    reports/curves/winograd/{variant}/seed-{seed}.csv. A row not trained yet is left out.
+    Writes: reports/charts/{chart}.csv for each chart with a row trained (E02-train-loss,
     E02-val-ppl, E16-E17-winograd-loss, ...): the columns variant (the row's name), step
     and the curve's value (loss or val/ppl).
     """
