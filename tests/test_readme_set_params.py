@@ -10,9 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from attnlab.config.files import read_params_mapping
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 
 
 def _holds(path: str) -> bool:
