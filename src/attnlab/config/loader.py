@@ -184,18 +184,21 @@ def parse_params(raw: Any, source: str = "params") -> Params:
     try:
         return Params.model_validate(raw)
     except ValidationError as err:
-        errors = err.errors(include_url=False)
-        lines = [_describe(e) for e in errors]
-        where = _invalid_files(source, errors)
-        raise ParamsError(f"{where} invalid:\n  " + "\n  ".join(lines)) from None
+        lines = [_describe(e) for e in err.errors(include_url=False)]
+        raise ParamsError(
+            f"{_invalid_files(source, lines)} invalid:\n  " + "\n  ".join(lines)
+        ) from None
 
 
-def _invalid_files(source: str, errors: list[Any]) -> str:
-    """``params.yaml is`` or, beside it, the files that hold the offending keys."""
+def _invalid_files(source: str, lines: list[str]) -> str:
+    """``params.yaml is`` or, beside it, the files that hold the offending keys.
+
+    Each line starts with its dotted key, whose section names the file (a check across
+    sections names its key the same way); a line without one is params.yaml's.
+    """
     if Path(source).name != DEFAULT_FILE:
         return f"{source} is"
-    # A check across sections (an empty location) is reported against params.yaml.
-    homes = sorted({file_of(str(e["loc"][0])) if e["loc"] else DEFAULT_FILE for e in errors})
+    homes = sorted({file_of(line.partition(":")[0].partition(".")[0]) for line in lines})
     named = [str(Path(source).with_name(home)) for home in homes]
     return f"{named[0]} is" if len(named) == 1 else f"{', '.join(named)} are"
 
