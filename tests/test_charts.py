@@ -15,10 +15,11 @@ import yaml
 from attnlab import paths
 from attnlab.catalogue import CATALOGUE_FILE, catalogue, parse_catalogue
 from attnlab.charts import chart_csv, chart_runs, curve_file, write_charts
+from attnlab.config.files import params_files, read_params_mapping
 from attnlab.errors import AttnlabError
 
 ROOT = Path(__file__).resolve().parents[1]
-ALIASES = yaml.safe_load((ROOT / "params.yaml").read_text())["aliases"]
+ALIASES = read_params_mapping(ROOT / "params.yaml")["aliases"]
 SEED = 1337
 
 
@@ -113,7 +114,8 @@ def test_a_malformed_or_mismatched_curve_is_an_error_naming_its_file(project):
 
 
 def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project):
-    (project / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    for path in params_files(ROOT / "params.yaml"):
+        (project / path.name).write_text(path.read_text())
     stale = project / "reports" / "charts" / "E99-gone.csv"
     stale.parent.mkdir(parents=True)
     stale.write_text("variant,step,loss\n")

@@ -33,6 +33,7 @@ from attnlab.catalogue import (
 from attnlab.catalogue.entries import RuleName
 from attnlab.catalogue.readme import BEGIN, END, experiments_table
 from attnlab.charts import chart_runs
+from attnlab.config.files import read_params_mapping
 from attnlab.config.protocols import check_protocols
 from attnlab.report import CLAIMS
 from attnlab.report.claim_rules import RULES
@@ -40,7 +41,7 @@ from attnlab.report.sections import BUILDERS
 from attnlab.report.sweep_check import BEATS
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 ALIASES: dict[str, str] = PARAMS["aliases"]
 TRAINED = [*PARAMS["variants"], *PARAMS["winograd"]["variants"]]
 DOCS = (ROOT / "docs/catalogue.md").read_text()
@@ -267,7 +268,7 @@ def test_params_whose_protocol_variant_drifted_from_its_row_are_refused_naming_t
     from attnlab.config.loader import parse_params
     from attnlab.errors import ParamsError
 
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw = read_params_mapping(ROOT / "params.yaml")
     raw["variants"]["norm-pre"]["train"]["lr"] = 1.0e-3  # the row moves, its protocol does not
     with pytest.raises(ParamsError, match=r"rows\.norm-pre: norm-pre-dropout10 differs .*lr"):
         parse_params(raw)
@@ -302,7 +303,7 @@ def test_a_protocol_that_does_not_map_its_own_rows_is_refused_naming_the_key(edi
 def test_params_cut_to_a_few_variants_or_with_a_default_the_protocol_sets_still_load():
     from attnlab.config.loader import parse_params
 
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw = read_params_mapping(ROOT / "params.yaml")
     # A default that already has the protocol's value: the two coincide there, no drift.
     raw["model"]["dropout"] = 0.1
     parse_params(raw)

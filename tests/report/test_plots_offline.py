@@ -7,17 +7,17 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab import paths
 from attnlab.catalogue import Chart, catalogue
 from attnlab.charts import chart_runs, curve_file, write_charts
+from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = ROOT / "vendor" / "vega"
 SEED = 1337  # the first of params seeds: the run each chart shows
 CURVES = ("train-loss", "val-ppl")
-ALIASES = yaml.safe_load((ROOT / "params.yaml").read_text())["aliases"]
+ALIASES = read_params_mapping(ROOT / "params.yaml")["aliases"]
 TEMPLATE = VENDOR / "plots-template.html"
 
 

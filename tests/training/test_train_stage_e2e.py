@@ -8,9 +8,9 @@ so that each variant's stage costs its seconds of start-up only where it adds a 
 import json
 
 import pytest
-import yaml
 from train_helpers import SEED, offline_runs, run_folder, wandb_records
 
+from attnlab.config.files import read_params_mapping
 from attnlab.training import load_trained_model, read_curve
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,7 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(tokenized_pro
     dvc_project.env["WANDB_MODE"] = "disabled"
     dvc_project.edit_params(_shrink)
     root = dvc_project.root
-    variants = list(yaml.safe_load((root / "params.yaml").read_text())["variants"])
+    variants = list(read_params_mapping(root / "params.yaml")["variants"])
     assert variants == list(KEEP)
 
     first = dvc_project.dvc("repro", "train")
