@@ -191,6 +191,10 @@ def _claim(raw: dict, key: str, index: int = 0) -> dict:
         (lambda r: r["charts"][0].update(experiments=["E01"]), "names no experiment E01"),
         (lambda r: r["charts"].append(r["charts"][0]), "E02-train-loss is listed twice"),
         (lambda r: r["experiments"]["E08"].update(measure=["scores"]), r"E08\.measure\.0"),
+        (
+            lambda r: r["experiments"]["E09"].update(along=["grad_norms"]),
+            "experiments.E09: along: grad_norms is not among measure",
+        ),
     ],
 )
 def test_a_malformed_catalogue_is_refused_naming_the_key(edit, expected):
@@ -225,8 +229,9 @@ def test_the_catalogues_protocols_match_the_resolved_params_variants():
     check_protocols(experiments(), params.resolved_variant, params.aliases)  # no error
 
 
-def _protocol(raw: dict, key: str = "E11") -> dict:
-    return next(iter(raw["experiments"][key]["protocols"].values()))
+def _protocol(raw: dict, key: str = "E11", name: str | None = None) -> dict:
+    protocols = raw["experiments"][key]["protocols"]
+    return protocols[name] if name else next(iter(protocols.values()))
 
 
 @pytest.mark.parametrize(
@@ -291,6 +296,14 @@ def test_params_whose_protocol_variant_drifted_from_its_row_are_refused_naming_t
             "leaky-average-short is already a row or another protocol's variant",
         ),
         (lambda r: _protocol(r).update(overrides={}), "overrides at least one"),
+        (
+            lambda r: _protocol(r).update(keys={"grad_norm/": "x/"}),
+            "either retrains .overrides, rows. or re-reads .keys.",
+        ),
+        (
+            lambda r: _protocol(r, "E11", "weights-rms").update(keys={}),
+            "overrides at least one",
+        ),
     ],
 )
 def test_a_protocol_that_does_not_map_its_own_rows_is_refused_naming_the_key(edit, expected):

@@ -47,6 +47,11 @@ EXTRAS = {
 }
 
 
+# The steps each keeps along training (E09, E11): 0, the powers of two below the variant's
+# steps times 6 / 3000 (at least 1), and the last.
+ALONG = {"dk-1024-unscaled": [0, 1, 2, 3], "norm-post": [0, 1, 2]}
+
+
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
     keys |= {"seed", "init_seed", "data_seed"}
@@ -55,6 +60,8 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys |= {"params/head", "params/total"}
     if "extrapolation" in EXTRAS[variant]:
         keys |= {"val/ppl@64", "val/ppl@128", "val/ppl@256"}
+    if variant in ALONG:
+        keys.add("along")
     if "score_stats" in EXTRAS[variant]:
         keys |= {
             f"{when}/{stat}/block_{b:02d}/head_{h:02d}"
@@ -64,9 +71,28 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
             for h in range(n_head)
         }
     if "grad_norms" in EXTRAS[variant]:
-        keys |= {f"grad_norm/block_{b:02d}" for b in range(n_layer)}
-        keys.add("grad_norm/ratio_last_first")
+        for prefix in ("grad_norm", "grad_norm_weights_rms"):
+            keys |= {f"{prefix}/block_{b:02d}" for b in range(n_layer)}
+            keys.add(f"{prefix}/ratio_last_first")
     return keys
+
+
+def _assert_along_ends_where_the_record_does(root: Path) -> None:
+    """Step 0 is the initialisation, the last step the trained model: the same numbers."""
+    for name, steps in ALONG.items():
+        record = json.loads((root / f"reports/metrics/{name}/seed-{SEED}/eval.json").read_text())
+        along = record["along"]
+        assert along["steps"] == steps, name
+        manifest = root / f"data/models/{name}/seed-{SEED}/along/manifest.json"
+        assert [e["step"] for e in json.loads(manifest.read_text())["steps"]] == steps
+        assert "along" in record["protocol"]
+        for key, values in along["metrics"].items():
+            assert len(values) == len(steps), key
+            if key.startswith(("scores/", "attn/")):  # E09: init/ and trained/ of the record
+                assert values[0] == pytest.approx(record[f"init/{key}"], rel=1e-9), key
+                assert values[-1] == pytest.approx(record[f"trained/{key}"], rel=1e-9), key
+            else:  # E11: the record's are at initialisation (no dropout: no draw differs)
+                assert values[0] == pytest.approx(record[key], rel=1e-9), key
 
 
 def _ran_by_fan_out(project, targets: list[str]) -> set[str]:
@@ -97,13 +123,15 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
         assert record["seed"] == record["init_seed"] == record["data_seed"] == SEED
         assert record["val/tokens"] == corpus["val_tokens"] - 1  # every token but the first
         assert record["train/tokens"] == corpus["train_tokens"] - 1
-        numbers = [v for k, v in record.items() if k != "protocol"]
+        numbers = [v for k, v in record.items() if k not in ("protocol", "along")]
         assert all(math.isfinite(v) for v in numbers), name
         assert 1 < record["val/ppl"] < 2 * 1024  # six steps: still near uniform over V
         assert set(record["protocol"]) >= {"perplexity", "params"}
         # Bits per byte: log2(ppl) spread over the bytes of a token (ASCII: one per char).
         expected = math.log2(record["val/ppl"]) / corpus["chars_per_token"]
         assert record["val/bpb"] == pytest.approx(expected, rel=0.1), name
+
+    _assert_along_ends_where_the_record_does(root)
 
     positions = root / f"reports/metrics/positions-learned/seed-{SEED}/eval.json"
     positions = json.loads(positions.read_text())

@@ -25,8 +25,10 @@ def test_one_gradient_norm_per_block_and_their_ratio(norm):
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
     x, y = _batch()
     norms = block_gradient_norms(model, x, y)
-    assert list(norms) == [f"grad_norm/block_{i:02d}" for i in range(3)] + [
-        "grad_norm/ratio_last_first"
+    assert list(norms) == [
+        f"{prefix}/{key}"
+        for prefix in ("grad_norm", "grad_norm_weights_rms")
+        for key in (*(f"block_{i:02d}" for i in range(3)), "ratio_last_first")
     ]
     assert all(value > 0 for value in norms.values())
     ratio = norms["grad_norm/block_02"] / norms["grad_norm/block_00"]
@@ -35,14 +37,38 @@ def test_one_gradient_norm_per_block_and_their_ratio(norm):
         assert torch.equal(p, before[name]), name
 
 
-def test_a_block_norm_is_the_norm_of_its_concatenated_gradients():
-    model = build_initial_model(CFG, seed=0).train()
+def _measured_and_by_hand() -> tuple[dict[str, float], LanguageModel]:
+    """The measured norms, and the same initial model after a backward pass of our own."""
     x, y = _batch()
-    norms = block_gradient_norms(model, x, y)
+    norms = block_gradient_norms(build_initial_model(CFG, seed=0).train(), x, y)
     reference = build_initial_model(CFG, seed=0).train()
     F.cross_entropy(reference(x).flatten(0, 1), y.flatten()).backward()
+    return norms, reference
+
+
+def test_a_block_norm_is_the_norm_of_its_concatenated_gradients():
+    norms, reference = _measured_and_by_hand()
     flat = torch.cat([p.grad.flatten() for p in reference.blocks[1].parameters()])
     assert norms["grad_norm/block_01"] == pytest.approx(flat.norm().item(), rel=1e-5)
+
+
+def test_the_weights_rms_norm_is_the_rms_of_the_linear_weights_gradients_by_hand():
+    norms, reference = _measured_and_by_hand()
+    by_hand = []
+    for block in reference.blocks:
+        # The weight matrices, found as the Linear layers' weights: no bias, no LayerNorm.
+        grads = [m.weight.grad for m in block.modules() if isinstance(m, torch.nn.Linear)]
+        squares = sum(float((g.double() ** 2).sum()) for g in grads)
+        entries = sum(g.numel() for g in grads)
+        by_hand.append((squares / entries) ** 0.5)
+    assert len(grads) == 4  # q/k/v together, the output, the MLP's two: the matrices there are
+    for b, value in enumerate(by_hand):
+        assert norms[f"grad_norm_weights_rms/block_{b:02d}"] == pytest.approx(value, rel=1e-9)
+    ratio = by_hand[-1] / by_hand[0]
+    assert norms["grad_norm_weights_rms/ratio_last_first"] == pytest.approx(ratio, rel=1e-9)
+    # Not the all-parameter norm under another name: the biases and gains are left out.
+    every = torch.cat([p.grad.flatten() for p in reference.blocks[0].parameters()])
+    assert by_hand[0] != pytest.approx(every.norm().item() / every.numel() ** 0.5, rel=1e-3)
 
 
 def test_parameter_counts_are_the_module_count_per_component():

@@ -15,7 +15,7 @@ import json
 import math
 from pathlib import Path
 
-from attnlab.catalogue import experiments, experiments_of, measurements_for
+from attnlab.catalogue import along_of, experiments, experiments_of, measurements_for
 from attnlab.config.files import read_params_mapping
 from attnlab.report import ReportInputs
 from attnlab.report.winograd import CROSSED, CROSSER, WORDS
@@ -70,6 +70,24 @@ def _measurements(name: str) -> tuple[str, ...]:
     return measurements_for(name, *(a for a, v in ALIASES.items() if v == name))
 
 
+STEPS_KEPT = (0, 1, 2, 4, 6)  # the steps a run of 6 keeps along training
+
+
+def along_record(measured: tuple[str, ...], i: int, seed: int) -> dict:
+    """A record's ``along``: a spread that grows with the step, a ratio that falls."""
+    metrics = {}
+    if "score_stats" in measured:
+        spread = [(1 + i) * (1 + step) * jitter(seed, step) for step in STEPS_KEPT]
+        metrics["scores/std/block_00/head_00"] = spread
+        metrics["attn/onehot_frac/block_00/head_00"] = [step / 6 for step in STEPS_KEPT]
+    if "grad_norms" in measured:
+        for prefix in ("grad_norm", "grad_norm_weights_rms"):
+            metrics[f"{prefix}/ratio_last_first"] = [
+                (2.0 + i) / (1 + step) * jitter(seed, step) for step in STEPS_KEPT
+            ]
+    return {"steps": list(STEPS_KEPT), "metrics": metrics}
+
+
 def _variant(reports: Path, name: str, i: int, seed: int) -> None:
     ppl = (300.0 + 7.0 * i) * jitter(seed, i)
     measured = _measurements(name)
@@ -104,6 +122,11 @@ def _variant(reports: Path, name: str, i: int, seed: int) -> None:
         norms = [0.1 * (1 + b) ** (1.5 if "post" in name else 0.2) for b in range(12)]
         record.update({f"grad_norm/block_{b:02d}": n for b, n in enumerate(norms)})
         record["grad_norm/ratio_last_first"] = norms[-1] / norms[0]
+        rms = {f"grad_norm_weights_rms/block_{b:02d}": n / 30 for b, n in enumerate(norms)}
+        record.update(rms, **{"grad_norm_weights_rms/ratio_last_first": norms[-1] / norms[0]})
+    along = along_of(experiments_of(name, *(a for a, v in ALIASES.items() if v == name)))
+    if along:
+        record["along"] = along_record(along, i, seed)
     _json(reports / f"metrics/{name}/seed-{seed}/eval.json", record)
     losses = [{"step": s, "loss": (6.9 - 0.1 * s) * jitter(seed, s)} for s in range(1, 7)]
     _rows(reports / f"curves/{name}/seed-{seed}/train_loss.csv", losses, ",")

@@ -1,6 +1,7 @@
 """The robustness table: each claim of an experiment with protocols, decided under each.
 
-Hand-made metrics trees (E11's rows and two protocols' variants, three seeds) check that a
+Hand-made metrics trees (E11's rows and two protocols' variants, three seeds; E11's
+weights-rms protocol, which re-reads the rows' own runs) check that a
 protocol's verdict is the main rule and threshold applied to that protocol's runs (the same
 numbers give the same verdict and interval), that the one-line reading says which choice
 makes a claim hold, and that the table renders inside the experiment's section of both the
@@ -65,22 +66,24 @@ def test_a_protocol_with_the_rows_numbers_gets_the_main_verdict_and_interval(tmp
     _, _, verdicts, rows = _table(tmp_path, {"": WORSE, "-dropout10": WORSE})
     main = next(v for v in verdicts if v.claim.id == "E11.3")
     assert main.status == FAILS and main.n == 3
-    claim, _, main_cell, dropout10, dropout20, _ = rows["E11.3"]
+    claim, _, main_cell, dropout10, weights_rms, dropout20, _ = rows["E11.3"]
     assert main_cell == dropout10 == f"{FAILS} (n = 3, {main.interval})"
+    assert weights_rms == main_cell  # a measurement protocol: val/ppl read as it is
     assert dropout20 == NOT_RUN  # no runs of its variants at all
 
 
 def test_the_reading_names_the_choice_under_which_a_failing_claim_holds(tmp_path):
     table, *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE})
-    _, _, main_cell, dropout10, dropout20, reading = rows["E11.3"]
+    _, _, main_cell, dropout10, _, dropout20, reading = rows["E11.3"]
     assert main_cell.startswith(f"{FAILS} (n = 3, [")
     assert dropout10.startswith(f"{HOLDS} (n = 3, [")
     assert dropout20.startswith(f"{FAILS} (n = 3, [")
     assert (
         reading == "holds when dropout 0.1 on every row (the story names dropout, never its rate)"
     )
-    assert table.header[3:5] == (
+    assert table.header[3:6] == (
         "dropout-0.1: dropout 0.1 on every row (the story names dropout, never its rate)",
+        f"weights-rms: {experiment('E11').protocols['weights-rms'].choice}",
         "dropout-0.2: dropout 0.2 on every row",
     )
 
@@ -107,6 +110,36 @@ def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_ma
     assert html.index("<h3>Claims</h3>") < html.index(f"<h3>{table.title}</h3>")
     assert '<td class="long">holds when dropout 0.1 on every row' in html
     assert table.title not in page.split('<section id="E11">', 1)[0]
+
+
+def test_the_weights_rms_protocol_decides_e11_4_from_the_same_runs_other_keys(tmp_path):
+    # Post-norm's ratio is below 1 over every parameter and above pre-norm's and 1 over
+    # the weight matrices alone: E11.4 fails as the catalogue defines it, holds under it.
+    ratios = {"norm-pre": (0.83, 0.9), "norm-post": (0.94, 1.6)}
+    for variant, (every, matrices) in ratios.items():
+        for seed in SEEDS:
+            path = tmp_path / f"metrics/{variant}/seed-{seed}/eval.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            wiggle = 1 + 0.01 * (seed - 2)
+            path.write_text(
+                json.dumps(
+                    {
+                        "seed": seed,
+                        "grad_norm/ratio_last_first": every * wiggle,
+                        "grad_norm_weights_rms/ratio_last_first": matrices * wiggle,
+                    }
+                )
+            )
+    results = load_results(inputs(tmp_path))
+    verdicts = judge_all(results)
+    table = robustness_table("E11", experiment("E11"), results, {v.claim.id: v for v in verdicts})
+    _, _, main_cell, dropout10, weights_rms, reading = {r[0]: r for r in table.rows}["E11.4"]
+    assert main_cell.startswith(FAILS) and dropout10 == NOT_RUN
+    assert weights_rms.startswith(f"{HOLDS} (n = 3")
+    assert reading == f"holds when {experiment('E11').protocols['weights-rms'].choice}"
+    assert "weights-rms: the rows' own runs, reading grad_norm/ as grad_norm_weights_rms/" in (
+        table.note
+    )
 
 
 @pytest.mark.parametrize("key", ["E09", "E11", "E16", "E17"])

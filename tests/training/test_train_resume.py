@@ -7,11 +7,17 @@ one checkpoint interval of work redone. Dropout is on, so the RNG state must res
 """
 
 import signal
-import time
 
 import pytest
 import torch
-from train_helpers import SEED, offline_runs, read_offline_run, run_folder, shrunk_params
+from train_helpers import (
+    SEED,
+    offline_runs,
+    read_offline_run,
+    run_folder,
+    shrunk_params,
+    stop_after_first_checkpoint,
+)
 
 from attnlab.training import load_checkpoint_file, read_curve
 
@@ -43,18 +49,7 @@ def uninterrupted(tmp_path_factory, train_tokens):
 
 
 def _stop_after_first_checkpoint(project, sig: int) -> str:
-    process = project.start(VARIANT, "--keep-checkpoint")
-    deadline = time.monotonic() + 300
-    while not project.checkpoints():
-        assert process.poll() is None, (
-            f"ended before its first checkpoint:\n{process.stdout.read()}"
-        )
-        assert time.monotonic() < deadline, "no checkpoint within 300 s"
-        time.sleep(0.005)
-    process.send_signal(sig)
-    output, _ = process.communicate(timeout=120)
-    assert process.returncode != 0, f"training finished before the signal:\n{output}"
-    return output
+    return stop_after_first_checkpoint(project, VARIANT, sig, "--keep-checkpoint")
 
 
 def _assert_same_state(a, b):

@@ -118,6 +118,27 @@ class StageProject:
         return sorted((self.root / "runs").glob("checkpoints/*/last.ckpt"))
 
 
+def stop_after_first_checkpoint(
+    project: StageProject, variant: str, sig: int, *options: str
+) -> str:
+    """Start the stage, send ``sig`` once its first checkpoint exists; its output.
+
+    The stage must not have finished by then (its exit status is not 0).
+    """
+    process = project.start(variant, *options)
+    deadline = time.monotonic() + 300
+    while not project.checkpoints():
+        assert process.poll() is None, (
+            f"ended before its first checkpoint:\n{process.stdout.read()}"
+        )
+        assert time.monotonic() < deadline, "no checkpoint within 300 s"
+        time.sleep(0.005)
+    process.send_signal(sig)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode != 0, f"training finished before the signal:\n{output}"
+    return output
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now (for DDP's MASTER_PORT)."""
     with socket.socket() as sock:

@@ -113,6 +113,15 @@ def measurements_of(experiment_ids: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def along_of(experiment_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """What the evaluate stage measures along training for the rows of ``experiment_ids``.
+
+    Non-empty exactly when their runs keep weights along training (the train stage).
+    """
+    found = (m for key in experiment_ids for m in experiment(key).along)
+    return tuple(dict.fromkeys(found))
+
+
 def measurements_for(*names: str) -> tuple[str, ...]:
     """What the evaluate stage adds for a run that rows ``names`` read (a variant, its aliases)."""
     return measurements_of(experiments_of(*names))
@@ -145,6 +154,7 @@ __all__ = [
     "Protocol",
     "Row",
     "Task",
+    "along_of",
     "catalogue",
     "charts_of",
     "experiment",

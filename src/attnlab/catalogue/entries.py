@@ -126,22 +126,33 @@ class Overrides(Model):
 class Protocol(Model):
     """An alternative protocol of an experiment over a choice the story leaves open.
 
+    A protocol either trains (``overrides`` and ``rows``: each row retrained under the
+    choice) or only measures differently (``keys``: the same runs, their claims reading
+    another definition the evaluation records beside the main one). Never both.
+
     Attributes:
         choice: The choice in words, as the robustness table reads it ("holds when ...").
         overrides: What it changes on every row, relative to the row's own variant.
         rows: Each row of the experiment (its variant or alias name) and the trained
             variant that is that row under this protocol. The params loader checks that
             each differs from its row by exactly ``overrides``.
+        keys: Metric key prefixes the claims read and the prefix read instead
+            (``grad_norm/`` -> ``grad_norm_weights_rms/``): nothing retrains.
     """
 
     choice: str
-    overrides: Overrides
-    rows: Annotated[dict[str, str], Field(min_length=1)]
+    overrides: Overrides = Overrides()
+    rows: dict[str, str] = {}
+    keys: dict[str, str] = {}
 
     @model_validator(mode="after")
-    def _changes_something(self) -> Protocol:
-        if not self.overrides.flat():
+    def _trains_or_measures(self) -> Protocol:
+        if self.keys and (self.rows or self.overrides.flat()):
+            raise ValueError("a protocol either retrains (overrides, rows) or re-reads (keys)")
+        if not self.keys and not self.overrides.flat():
             raise ValueError("a protocol overrides at least one model or train key")
+        if not self.keys and not self.rows:
+            raise ValueError("a protocol that overrides maps its rows to trained variants")
         return self
 
 
@@ -155,6 +166,8 @@ class Experiment(Model):
         code: The modules that build, measure and report it.
         rows: The trained rows it compares, in the story's order.
         measure: What the evaluate stage adds for its rows beyond P0's perplexity.
+        along: Those of ``measure`` also taken at the log-spaced steps whose weights the
+            training keeps (:mod:`attnlab.training.along`): its rows' runs keep them.
         task: The Winograd task its rows train on (E16, E17).
         probe: The metrics file a computed experiment's stage writes (no suffix).
         tables: The TSV tables that stage writes.
@@ -170,6 +183,7 @@ class Experiment(Model):
     code: Annotated[list[str], Field(min_length=1)]
     rows: list[Row] = []
     measure: list[Measurement] = []
+    along: list[Measurement] = []
     task: Task | None = None
     probe: str | None = None
     tables: list[TableFile] = []
@@ -188,9 +202,18 @@ class Experiment(Model):
         return [name for p in self.protocols.values() for name in p.rows.values()]
 
     @model_validator(mode="after")
+    def _along_is_measured(self) -> Experiment:
+        missing = [m for m in self.along if m not in self.measure]
+        if missing:
+            raise ValueError(f"along: {missing[0]} is not among measure")
+        return self
+
+    @model_validator(mode="after")
     def _protocols_map_every_row(self) -> Experiment:
         # A protocol that left a row out would decide a claim from two protocols at once.
         for name, protocol in self.protocols.items():
+            if protocol.keys:
+                continue  # the rows' own runs, re-read
             where = f"protocols.{name}.rows"
             unknown = [row for row in protocol.rows if row not in self.variants]
             if unknown:

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from attnlab.catalogue import experiments, experiments_of
+from attnlab.catalogue import along_of, experiments, experiments_of
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
@@ -140,6 +140,14 @@ class Params(Section):
         """
         self.variant(name)  # an unknown name or an alias: ParamsError
         return experiments_of(name, *self.aliases_of(name))
+
+    def measured_along(self, name: str) -> tuple[str, ...]:
+        """What those experiments measure along training on variant ``name``'s runs (E09, E11).
+
+        Non-empty exactly when the runs keep their weights at log-spaced steps: the train
+        stage keeps them, the evaluate stage measures them (the catalogue's ``along``).
+        """
+        return along_of(self.experiments_reading(name))
 
 
 def _key(loc: tuple[int | str, ...]) -> str:

@@ -33,7 +33,7 @@ from attnlab.evaluation.perplexity import (
 )
 from attnlab.evaluation.windows import sample_windows
 from attnlab.models import LanguageModel
-from attnlab.training.data import draw_windows
+from attnlab.training.data import StepBatch, draw_windows
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,21 @@ def _extrapolation(inputs: EvaluationInputs) -> dict[str, float]:
     return {f"val/ppl@{length}": result.ppl for length, result in results.items()}
 
 
-def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
+def stats_batch(inputs: EvaluationInputs) -> Tensor:
+    """E09's fixed batch: (B, T) the inputs of ``stats_windows`` validation windows."""
     windows = sample_windows(inputs.val_tokens, inputs.context, inputs.stats_windows, inputs.seed)
-    batch = windows[:, :-1]  # (B, T): the inputs of each window
+    return windows[:, :-1]  # (B, T): the inputs of each window
+
+
+def gradient_batch(inputs: EvaluationInputs) -> StepBatch:
+    """E11's one batch: the training batch of step 0 drawn from the root seed."""
+    return draw_windows(
+        inputs.train_tokens, inputs.context, inputs.train_batch_size, inputs.seed, step=0
+    )
+
+
+def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
+    batch = stats_batch(inputs)
     return {
         **attention_statistics(inputs.initial_model(), batch, prefix="init/"),
         **attention_statistics(inputs.model, batch, prefix="trained/"),
@@ -111,9 +123,7 @@ def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
 
 
 def _grad_norms(inputs: EvaluationInputs) -> dict[str, float]:
-    batch = draw_windows(
-        inputs.train_tokens, inputs.context, inputs.train_batch_size, inputs.seed, step=0
-    )
+    batch = gradient_batch(inputs)
     return block_gradient_norms(inputs.initial_model().train(), batch.x, batch.y)
 
 

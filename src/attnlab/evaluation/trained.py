@@ -20,9 +20,10 @@ from attnlab.catalogue import experiments_of, measurements_of
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
+from attnlab.evaluation.along import ALONG_PROTOCOL, measure_along
 from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.evaluation.report import EvaluationInputs, evaluate_variant
-from attnlab.training.artifacts import load_trained_model
+from attnlab.training.artifacts import load_trained_model, read_along
 
 
 def evaluation_device(choice: str) -> torch.device:
@@ -41,6 +42,7 @@ def evaluate_trained(
     tokens: Path,
     tokenizer: Path,
     experiments: Sequence[str] = (),
+    along: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Measure the run saved in ``folder``: the evaluate stage's whole record, timed.
 
@@ -55,19 +57,26 @@ def evaluate_trained(
         experiments: Catalogue ids of other experiments whose rows read this run (its
             aliases', ``Params.experiments_reading``): their measurements run too, beside
             those of the experiments with ``variant`` among their rows.
+        along: Measurements to take at every step the training kept (the catalogue's
+            ``along`` of those experiments, :func:`attnlab.catalogue.along_of`).
 
     Returns:
-        The run's seeds, :func:`evaluate_variant`'s measurements and ``wall_s``.
+        The run's seeds, :func:`evaluate_variant`'s measurements, with ``along``
+        (:func:`~attnlab.evaluation.along.measure_along`) when asked, and ``wall_s``.
 
     Raises:
-        AttnlabError: ``folder`` holds another variant or seed (a stale model).
+        AttnlabError: ``folder`` holds another variant or seed (a stale model), or a kept
+            step's file is missing or differs from its manifest's SHA-256 (checked before
+            any measurement).
     """
-    trained = load_trained_model(folder, map_location=evaluation_device(evaluate.device))
+    device = evaluation_device(evaluate.device)
+    trained = load_trained_model(folder, map_location=device)
     if trained.variant.name != variant or trained.config.get("seed") != seed:
         raise AttnlabError(
             f"{folder} holds variant {trained.variant.name!r} trained with seed "
             f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
         )
+    kept = read_along(folder, map_location=device) if along else []
     inputs = EvaluationInputs(
         model=trained.model,
         seed=root_seed,
@@ -83,5 +92,8 @@ def evaluate_trained(
     extra = measurements_of((*experiments_of(variant), *experiments))
     began = time.perf_counter()
     record = {**trained.seeds, **evaluate_variant(inputs, extra)}
+    if along:  # after the other measurements: they draw nothing new, and stay as they were
+        record["along"] = measure_along(inputs, kept, along)
+        record["protocol"]["along"] = ALONG_PROTOCOL
     record["wall_s"] = round(time.perf_counter() - began, 3)
     return record

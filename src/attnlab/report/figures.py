@@ -251,3 +251,42 @@ def scatter(
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.grid(alpha=0.3)
     return fig
+
+
+# One panel of :func:`along_curves`: its y label, whether its y axis is logarithmic, and
+# per row label, per seed, the (step, value) points at the kept steps.
+AlongPanel = tuple[str, bool, Mapping[str, Mapping[Seed, Sequence[Point]]]]
+
+
+def along_curves(panels: Sequence[AlongPanel], title: str) -> Figure:
+    """Measurements at the steps kept along training, one panel per quantity.
+
+    One colour per row: its first seed a line with markers, every other seed a thin line
+    of the same colour. The step axis is logarithmic (base 2) past step 1 and linear
+    below, so step 0, the initialisation, is on it.
+    """
+    fig = Figure(figsize=(5.2 * len(panels), 3.8), layout="constrained")
+    for i, (label, logy, data) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), i + 1)
+        for name, runs in data.items():
+            seeds = sorted(runs)
+            first = runs[seeds[0]]
+            (line,) = ax.plot(
+                [s for s, _ in first], [v for _, v in first], "o-", ms=3, lw=1.4,
+                label=f"{name} (seed {seeds[0]}; n = {len(seeds)})",
+            )  # fmt: skip
+            for seed in seeds[1:]:
+                points = runs[seed]
+                ax.plot(
+                    [s for s, _ in points], [v for _, v in points], lw=0.7, alpha=0.5,
+                    color=line.get_color(),
+                )  # fmt: skip
+        ax.set_xscale("symlog", base=2, linthresh=1)
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))  # 0, 1, 2, 4 ... not 2^k
+        ax.set(xlabel="step (log scale past 1)", ylabel=label)
+        if logy:
+            _plain_log_y(ax)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    return fig

@@ -2,9 +2,11 @@
 
 An experiment of the catalogue may list protocols over choices the story leaves open
 (``protocols``: dropout, weight decay, the Winograd budget), each mapping every row to a
-trained variant. A claim is decided under a protocol by the *same* rule and threshold as
-its main verdict, built from the same catalogue entry with each row's measurements read
-from the protocol's variant instead (:func:`claim_under`), and judged by the same
+trained variant, or re-reading the rows' own runs under another definition of a
+measurement (``keys``: E11's gradient norm over weight matrices only). A claim is decided
+under a protocol by the *same* rule and threshold as its main verdict, built from the
+same catalogue entry with each row's measurements read from the protocol's variant, or
+from the protocol's keys, instead (:func:`claim_under`), and judged by the same
 :func:`~attnlab.report.claims.judge` over the seeds found. The main verdict stays the
 catalogue's protocol; this table only stands beside it, with a one-line reading.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.catalogue import Experiment, Protocol, experiments
-from attnlab.catalogue.entries import ClaimSpec, RuleSpec
+from attnlab.catalogue.entries import ClaimSpec, Measure, RuleSpec
 from attnlab.report.claim_rules import build_rule
 from attnlab.report.claims import NOT_RUN, Claim, Verdict, judge, variant_of
 from attnlab.report.content import Table
@@ -34,20 +36,45 @@ def _source_under(source: str, rows: Mapping[str, str]) -> str:
     return head + rows[row] + tail
 
 
-def _spec_under(spec: RuleSpec, rows: Mapping[str, str]) -> RuleSpec:
-    """``spec`` (a claim or one of its parts) reading every row from its protocol variant."""
+def _key_under(key: str, keys: Mapping[str, str]) -> str:
+    """``key`` under the protocol's definitions: its prefix replaced when one is listed."""
+    for prefix, instead in keys.items():
+        if key.startswith(prefix):
+            return instead + key.removeprefix(prefix)
+    return key
+
+
+def _measure_under(measure: Measure, protocol: Protocol) -> Measure:
+    return measure.model_copy(
+        update={
+            "source": _source_under(measure.source, protocol.rows),
+            "key": _key_under(measure.key, protocol.keys),
+        }
+    )
+
+
+def _spec_under(spec: RuleSpec, protocol: Protocol) -> RuleSpec:
+    """``spec`` (a claim or one of its parts) reading every row as ``protocol`` says."""
     return spec.model_copy(
         update={
-            "of": [m.model_copy(update={"source": _source_under(m.source, rows)}) for m in spec.of],
-            "parts": [_spec_under(part, rows) for part in spec.parts],
+            "of": [_measure_under(m, protocol) for m in spec.of],
+            "parts": [_spec_under(part, protocol) for part in spec.parts],
         }
     )
 
 
 def claim_under(key: str, spec: ClaimSpec, protocol: Protocol) -> Claim:
     """Claim ``spec`` of experiment ``key`` with the same rule and threshold under ``protocol``."""
-    rule = build_rule(_spec_under(spec, protocol.rows))
+    rule = build_rule(_spec_under(spec, protocol))
     return Claim(spec.id, key, spec.says, rule, spec.reading)
+
+
+def _runs(name: str, protocol: Protocol) -> str:
+    """What the protocol's verdicts read, for the table's note."""
+    if protocol.keys:
+        read = ", ".join(f"{old} as {new}" for old, new in protocol.keys.items())
+        return f"{name}: the rows' own runs, reading {read}"
+    return f"{name}: {', '.join(protocol.rows.values())}"
 
 
 def reading(main: Verdict, under: Mapping[str, Verdict]) -> str:
@@ -98,7 +125,7 @@ def robustness_table(
             )
         )
     names = tuple(f"{name}: {p.choice}" for name, p in entry.protocols.items())
-    runs = "; ".join(f"{name}: {', '.join(p.rows.values())}" for name, p in entry.protocols.items())
+    runs = "; ".join(_runs(name, p) for name, p in entry.protocols.items())
     note = (
         "Each claim decided again by the same rule and threshold from each protocol's own "
         "runs over the seeds found (n and the deciding interval beside each verdict). The "

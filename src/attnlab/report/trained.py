@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from attnlab.catalogue import Row, experiment
 from attnlab.report import figures
+from attnlab.report.along import along_section
 from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
@@ -208,6 +209,7 @@ def score_stats(results: Results, section: Section) -> None:
             log=True,
         )
         section.figures.append(Image("Score std", figures.to_data_uri(fig)))
+    along_section(results, section)
 
 
 def norms(results: Results, section: Section) -> None:
@@ -255,6 +257,7 @@ def norms(results: Results, section: Section) -> None:
                 "The warmup rows share their init with the rows without.",
             )
         )
+    along_section(results, section)
     section.figures += curves(results, {r.variant: r.label for r in norm_rows}, "E11 curves")
 
 

@@ -9,6 +9,7 @@ from attnlab import paths
 from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
 from attnlab.training import TrainJob
+from attnlab.training.along import along_steps
 from attnlab.training.recorded import RunFiles, train_and_record
 
 
@@ -35,7 +36,11 @@ def main(
     device; provenance: git_commit, git_dirty, dvc_experiment, wandb_run) and
     reports/curves/{run}/train_loss.csv (step, loss: one row per step) and
     reports/curves/{run}/val_ppl.csv (step, val/ppl on a fixed sample of validation
-    windows, every evaluate.curve.every_steps steps scaled by the budget). The W&B run's
+    windows, every evaluate.curve.every_steps steps scaled by the budget); for a run an
+    experiment of the catalogue measures along training (its ``along``: E09, E11),
+    data/models/{run}/along/ (step-NNNNNN.pt, the weights at step 0, the budget-scaled
+    powers of two and the last step, and manifest.json: each file's step and SHA-256).
+    The W&B run's
     summary holds the whole-split val/ppl and val/bpb, the evaluate stage's protocol.
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -44,7 +49,13 @@ def main(
     files = RunFiles(
         paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.run_folders(variant, seed)
     )
-    result = train_and_record(cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint)
+    # The catalogue's experiments that measure this run along training (E09, E11). The
+    # stage does not declare the catalogue (a claim's edit must not retrain every run):
+    # after a change to an experiment's `along`, `dvc repro -f` its rows' train stages.
+    along = along_steps(job) if cfg.measured_along(variant) else ()
+    result = train_and_record(
+        cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint, along=along
+    )
     if not result.is_global_zero:
         return  # DDP: rank 0 alone wrote the outputs
     metrics = result.metrics

@@ -11,13 +11,18 @@ Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an e
 naming the file, and never leaves half a file behind.
 
 Evaluation, the probes and the Winograd stages (docs/catalogue.md E02-E18) start from
-:func:`load_trained_model`.
+:func:`load_trained_model`. A run that an experiment measures along training (E09, E11)
+also leaves ``along/``: the weights at its kept steps (``step-NNNNNN.pt``, written by
+:class:`attnlab.training.along.AlongTraining`) and ``manifest.json``, each file's step and
+SHA-256, which :func:`read_along` checks before anything is measured.
 """
 
 import csv
+import hashlib
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,10 +33,12 @@ from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 from attnlab.models import LanguageModel, ModelConfig
-from attnlab.paths import write_metrics
+from attnlab.paths import read_metrics, write_metrics
 
 WEIGHTS = "model.pt"
 CONFIG = "config.json"
+ALONG = "along"  # the folder of the kept steps, in the resume folder and the model folder
+MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -55,11 +62,15 @@ def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Pat
     as :meth:`attnlab.training.TrainJob.config` returns them.
     """
     folder = Path(folder)
-    state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    write_atomically(folder / WEIGHTS, buffer.getvalue())
+    write_atomically(folder / WEIGHTS, weights_bytes(model))
     write_metrics(folder / CONFIG, config)
+
+
+def weights_bytes(model: torch.nn.Module) -> bytes:
+    """The model's ``state_dict`` on the CPU, serialised: the bytes of a ``model.pt``."""
+    buffer = io.BytesIO()
+    torch.save({key: value.detach().cpu() for key, value in model.state_dict().items()}, buffer)
+    return buffer.getvalue()
 
 
 def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -> TrainedModel:
@@ -117,3 +128,73 @@ def final_loss(points: list[tuple[int, float]], fraction: float = 0.05) -> tuple
     window = max(1, round(len(points) * fraction))
     tail = [loss for _, loss in points[-window:]]
     return sum(tail) / window, window
+
+
+def step_file(step: int) -> str:
+    """The name of step ``step``'s kept weights: ``step-000004.pt``."""
+    return f"step-{step:06d}.pt"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def keep_along(written: Path, model_folder: Path, steps: Sequence[int]) -> None:
+    """Copy the files :class:`AlongTraining` wrote into ``model_folder/along`` with a manifest.
+
+    Raises:
+        AttnlabError: a step's file is missing from ``written`` (naming it).
+    """
+    entries = []
+    for step in steps:
+        source = Path(written) / step_file(step)
+        try:
+            data = source.read_bytes()
+        except OSError as err:
+            raise AttnlabError(
+                f"{source}: the weights of step {step} were not kept ({err})"
+            ) from None
+        write_atomically(Path(model_folder) / ALONG / step_file(step), data)
+        entries.append({"step": step, "file": step_file(step), "sha256": _sha256(data)})
+    write_metrics(Path(model_folder) / ALONG / MANIFEST, {"steps": entries})
+
+
+@dataclass(frozen=True)
+class AlongWeights:
+    """One kept step: its global step and its ``state_dict``."""
+
+    step: int
+    state: dict[str, torch.Tensor]
+
+
+def read_along(model_folder: Path, map_location: str | torch.device = "cpu") -> list[AlongWeights]:
+    """Every kept step of a trained run, in step order, each file checked against the manifest.
+
+    Every file is hashed before any is loaded, so a mismatch is refused before a
+    measurement starts.
+
+    Raises:
+        AttnlabError: the manifest or a file it lists is missing, or a file's SHA-256
+            differs from the manifest's (the message names the file).
+    """
+    folder = Path(model_folder) / ALONG
+    manifest = read_metrics(folder / MANIFEST)
+    payloads = []
+    for entry in manifest["steps"]:
+        path = folder / entry["file"]
+        try:
+            data = path.read_bytes()
+        except OSError:
+            raise AttnlabError(f"{path}: missing (listed in {folder / MANIFEST})") from None
+        if _sha256(data) != entry["sha256"]:
+            raise AttnlabError(
+                f"{path}: its SHA-256 differs from the one in {folder / MANIFEST}; "
+                "retrain the run to restore it"
+            )
+        payloads.append((int(entry["step"]), data))
+    return [
+        AlongWeights(
+            step, torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+        )
+        for step, data in payloads
+    ]

@@ -28,6 +28,8 @@ from attnlab.errors import AttnlabError, DivergedError
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.models import LanguageModel
 from attnlab.paths import seed_label
+from attnlab.training.along import AlongTraining
+from attnlab.training.artifacts import ALONG
 from attnlab.training.checkpoints import (
     LAST,
     PeriodicCheckpoint,
@@ -107,6 +109,7 @@ def train_variant(
     curve: ValidationCurve | None = None,
     callbacks: Sequence[pl.Callback] = (),
     tags: Sequence[str] = (),
+    along: Sequence[int] = (),
 ) -> TrainResult:
     """Train ``job``'s variant on the token file ``train_tokens``.
 
@@ -136,6 +139,9 @@ def train_variant(
         callbacks: Extra Lightning callbacks (pruning, the whole-split score), run after
             the loss and validation curves and before the checkpoint and the progress.
         tags: W&B tags beside the experiment and the variant (e.g. the study).
+        along: Steps whose weights to keep (:mod:`attnlab.training.along`), written into
+            the resume folder and handed back as :attr:`TrainResult.along`; needs
+            ``resumable`` (the files must outlive a kill).
 
     Raises:
         RunLocked: another live process trains this configuration.
@@ -150,10 +156,12 @@ def train_variant(
     folder = checkpoint_dir(run_root, job, digest)
     if curve is not None and data is not None:
         raise ValueError("curve: draws from P0's token windows, not from the given data")
+    if along and not resumable:
+        raise ValueError("along: kept in the resume folder, which a non-resumable fit removes")
     data = data if data is not None else TokenWindows.for_job(job, train_tokens, curve)
     call = _Run(
         job, wandb_folder, folder, digest, resume and resumable, keep_checkpoint, resumable,
-        live_progress, project_dir, data, curve, tuple(callbacks), tuple(tags),
+        live_progress, project_dir, data, curve, tuple(callbacks), tuple(tags), tuple(along),
     )  # fmt: skip
     with ExitStack() as held:
         if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
@@ -180,6 +188,7 @@ class _Run:
     curve: ValidationCurve | None
     callbacks: tuple[pl.Callback, ...]
     tags: tuple[str, ...]
+    along: tuple[int, ...]
 
 
 def _train(call: _Run) -> TrainResult:
@@ -213,6 +222,7 @@ def _train(call: _Run) -> TrainResult:
             "wandb_run": run.id if run is not None else None,
         },
         resume_state=folder if discard else None,
+        along=folder / ALONG if call.along and leader else None,
     )
 
 
@@ -241,6 +251,8 @@ def _callbacks(call: _Run, losses: LossCurve) -> list[pl.Callback]:
         ours.append(call.curve)
     every = job.runtime.checkpoint.every_n_train_steps
     saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.resumable else []
+    if call.along:  # before the checkpoint: a step is kept before it can be resumed past
+        saving.insert(0, AlongTraining(call.folder / ALONG, call.along))
     progress = Progress(
         job.variant.name,
         job.tokens_per_step,

@@ -7,6 +7,7 @@ W&B summary) and write the same files; only where they write differs (:class:`Ru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.evaluation.curve import ValidationCurve
 from attnlab.evaluation.summary import WholeSplitScore
 from attnlab.evaluation.windows import sample_windows
-from attnlab.training.artifacts import save_trained_model, write_curve
+from attnlab.training.artifacts import keep_along, save_trained_model, write_curve
 from attnlab.training.fit import train_variant
 from attnlab.training.result import TrainResult
 from attnlab.training.runs import TrainJob, run_root_from_env, wandb_dir
@@ -50,12 +51,15 @@ def train_and_record(
     files: RunFiles,
     resume: bool = True,
     keep_checkpoint: bool = False,
+    along: Sequence[int] = (),
 ) -> TrainResult:
     """Train ``job`` and write its model, ``train.json`` and curves (rank 0 alone, under DDP).
 
     The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded windows for
     every run, drawn from params ``seed``) and ``evaluate.batch_size``; the resume state
     lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output is written.
+    The weights of the steps ``along`` (:func:`attnlab.training.along.along_steps`) go
+    into the model folder's ``along/``, with their manifest.
 
     Raises:
         TokenFileError: a token file does not fit the model (its block size or vocabulary).
@@ -89,10 +93,13 @@ def train_and_record(
         keep_checkpoint=keep_checkpoint,
         curve=val_points,
         callbacks=[whole_split],
+        along=along,
     )
     if not result.is_global_zero:
         return result  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, files.model)
+    if result.along is not None:
+        keep_along(result.along, files.model, along)
     paths.write_metrics(
         files.metrics / paths.TRAIN_METRICS, {**result.metrics, "provenance": result.provenance}
     )

@@ -32,7 +32,8 @@ class TrainResult:
     Only the process with ``is_global_zero`` writes outputs; in the other DDP ranks
     ``metrics`` and ``curve`` are empty. ``provenance`` says where the numbers came from:
     the baseline commit, whether the checkout differed, the DVC experiment and the W&B
-    run (None when W&B was off).
+    run (None when W&B was off). ``along`` is the folder of the weights kept along
+    training (:mod:`attnlab.training.along`), inside the resume state; None when none.
     """
 
     model: LanguageModel
@@ -42,6 +43,7 @@ class TrainResult:
     is_global_zero: bool
     provenance: dict[str, Any] = field(default_factory=dict)
     resume_state: Path | None = None
+    along: Path | None = None
 
     def discard_resume_state(self) -> None:
         """Remove the finished run's resume state; call it once every output is written.
