@@ -1,11 +1,13 @@
 """Bad training params fail before any work, naming the key (PITFALLS T4)."""
 
 import time
+from pathlib import Path
 
 import pytest
 from train_helpers import shrunk_params
 
 from attnlab.config import parse_params
+from attnlab.config.files import params_files
 from attnlab.errors import ParamsError
 
 
@@ -50,6 +52,10 @@ def test_a_missing_section_is_named():
         parse_params(params)
 
 
+# What the stage project holds before a stage runs: its data and the params files.
+PROJECT_FILES = sorted(["data", *(path.name for path in params_files(Path("params.yaml")))])
+
+
 def test_the_stage_fails_fast_with_exit_2_and_touches_nothing(stage_project):
     project = stage_project("bad", _edit("variants.ladder-mlp.train", {"lr": 0}))
     began = time.monotonic()
@@ -58,7 +64,7 @@ def test_the_stage_fails_fast_with_exit_2_and_touches_nothing(stage_project):
     assert failed.returncode == 2
     assert "variants.ladder-mlp.train.lr: Input should be greater than 0" in failed.stderr
     assert "Traceback" not in failed.stderr
-    assert sorted(p.name for p in project.root.iterdir()) == ["data", "params.yaml"]
+    assert sorted(p.name for p in project.root.iterdir()) == PROJECT_FILES
 
 
 def test_an_unknown_variant_is_named(stage_project):
@@ -72,7 +78,7 @@ def test_an_alias_trains_nothing_and_names_the_run_it_reads(stage_project):
     failed = project.run("depth-1")
     assert failed.returncode == 2
     assert "variants.depth-1: an alias of ladder-layernorm (aliases.depth-1)" in failed.stderr
-    assert sorted(p.name for p in project.root.iterdir()) == ["data", "params.yaml"]
+    assert sorted(p.name for p in project.root.iterdir()) == PROJECT_FILES
 
 
 def test_a_batch_that_does_not_split_across_processes_is_refused(train_in_process):
