@@ -182,6 +182,11 @@ def winograd_curve(variant: str, seed: int) -> Path:
     return CURVES / "winograd" / variant / f"{seed_label(seed)}.csv"
 
 
+def winograd_accuracy_curve(variant: str, seed: int) -> Path:
+    """The held-out accuracy along training of ``winograd-train@variant-seed``."""
+    return CURVES / "winograd" / variant / seed_label(seed) / "accuracy.csv"
+
+
 def _json_safe(value: Any) -> Any:
     # JSON has no NaN or infinity; DVC would refuse the file, so they become null.
     if isinstance(value, float) and not math.isfinite(value):
