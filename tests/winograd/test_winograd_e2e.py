@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from attnlab.training import read_curve
+
 pytestmark = pytest.mark.slow
 
 # One variant per task, the bag of words and the maps' two-block model: each task's split,
@@ -42,6 +44,9 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
         train = json.loads((metrics_dir / "train" / variant / f"seed-{SEED}.json").read_text())
         assert train["steps"] == 20 and train["seed"] == SEED
         assert (root / f"reports/curves/winograd/{variant}/seed-{SEED}.csv").is_file()
+        along = root / f"reports/curves/winograd/{variant}/seed-{SEED}/accuracy.csv"
+        steps, accuracy = zip(*read_curve(along, "accuracy"), strict=True)
+        assert steps == (0, 1, 2, 4, 8, 16, 20) and accuracy[-1] == metrics["winograd/acc"]
     maps = json.loads((root / "reports/tables/winograd/maps.json").read_text())
     assert maps["variant"] == "closed-two-blocks" and len(maps["adjectives"]) == 8
     assert all(len(row["blocks"]) == 2 for row in maps["adjectives"].values())
