@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from statistics import mean
 
-import yaml
+from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ROOT / "reports" / "metrics"
@@ -33,7 +33,7 @@ def recorded_seconds(run: str, kind: str) -> float | None:
 
 def main() -> None:
     """Print each alias's cost per seed, the total per seed and for every seed of params."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = read_params_mapping(ROOT / "params.yaml")
     aliases, seeds = params["aliases"], len(params["seeds"])
     header = ("alias", "reads", "own runs: train s", "eval s", "variant: train s")
     print("{:<20} {:<18} {:>18} {:>7} {:>17}".format(*header))

@@ -34,6 +34,8 @@ from pathlib import Path
 
 from fanout_pipeline import BIN, clone_project, timed_run
 
+from attnlab.config.files import read_params_mapping
+
 TARGET_S = 8.0  # the bound on a train stage's fixed cost on this CPU
 
 
@@ -125,9 +127,8 @@ def _children_cpu() -> float:
 
 
 def _first_seed(root: Path) -> str:
-    import yaml
 
-    return str(yaml.safe_load((root / "params.yaml").read_text())["seeds"][0])
+    return str(read_params_mapping(root / "params.yaml")["seeds"][0])
 
 
 def _steps(root: Path, variant: str, seed: str) -> int:

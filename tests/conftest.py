@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
+from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.data.download import fetch_corpus, sha256_of
 from attnlab.errors import CorpusError
 
@@ -31,7 +31,7 @@ def _corpus_mirror() -> Path | None:
 
 def _downloaded_corpus() -> Path:
     """The corpus from its canonical URL, checksummed, kept in a cache across test runs."""
-    download = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())["download"]
+    download = read_params_mapping(PROJECT_ROOT / "params.yaml")["download"]
     cache = Path(os.environ.get("ATTNLAB_RUN_ROOT", Path.home() / ".cache" / "attnlab"))
     cached = cache / "corpus" / "input.txt"
     if cached.is_file() and sha256_of(cached) == download["sha256"]:
@@ -102,11 +102,14 @@ class DvcProject:
         return self.run(sys.executable, "-m", "dvc", *args, check=check)
 
     def edit_params(self, edit: Callable[[dict], None], commit: bool = True) -> None:
-        """Change params.yaml in place (and commit it, so ``dvc exp`` sees a clean baseline)."""
+        """Change the params files in place, committed so ``dvc exp`` sees a clean baseline.
+
+        ``edit`` gets every params file's sections as one mapping.
+        """
         path = self.root / "params.yaml"
-        params = yaml.safe_load(path.read_text())
+        params = read_params_mapping(path)
         edit(params)
-        path.write_text(yaml.safe_dump(params, sort_keys=False))
+        write_params_mapping(path, params)
         if commit:
             self.run("git", "commit", "-qam", "shrink params for the test")
 

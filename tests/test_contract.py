@@ -6,11 +6,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
 from dvc.repo import Repo
 
 from attnlab import result_code
 from attnlab.cli import STAGES, build_app
+from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 # Modules every stage uses for plumbing: they change no result, so no stage lists them.
@@ -69,7 +69,7 @@ def test_every_registered_command_is_a_stage():
 
 
 def test_every_declared_param_exists():
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = read_params_mapping(ROOT / "params.yaml")
     for stage in _stages():
         declared = _declared_params(stage)
         assert declared, f"{stage.addressing} declares no params"

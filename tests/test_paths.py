@@ -17,6 +17,7 @@ import pytest
 from dvc.repo import Repo
 
 from attnlab import paths
+from attnlab.config.files import read_params_mapping
 from attnlab.errors import AttnlabError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
             {paths.eval_metrics(variant, seed)},
             tokens | {paths.model_dir(variant, seed)},
         ),
+        "charts": ({paths.CHARTS}, {paths.CURVES}),
         "report": (
             {paths.REPORT_INDEX, paths.REPORT_MARKDOWN, paths.DEMO, paths.SUMMARY, paths.HEADLINE},
             {paths.METRICS, paths.CURVES, paths.TABLES, paths.FIGURES, paths.SWEEPS},
@@ -112,9 +114,8 @@ def _stages() -> list:
 
 
 def _maps_variant() -> str:
-    import yaml
 
-    return yaml.safe_load((ROOT / "params.yaml").read_text())["winograd"]["maps"]["variant"]
+    return read_params_mapping(ROOT / "params.yaml")["winograd"]["maps"]["variant"]
 
 
 @pytest.mark.parametrize("stage", _stages(), ids=lambda s: s.addressing)

@@ -1,8 +1,10 @@
 """Every ``dvc exp run -S`` of the README names a key the way DVC accepts it.
 
 DVC's ``-S key=value`` changes a key params.yaml holds and refuses a missing one; a key
-that is added needs ``+key=value``. Most variants override only ``model``, so the README
-must show the ``+`` form for their ``train`` keys, or its example fails for them.
+that is added needs ``+key=value``, and a key of a file beside params.yaml needs that
+file first (``-S winograd.yaml:winograd.train.steps=500``). Most variants override only
+``model``, so the README must show the ``+`` form for their ``train`` keys, or its example
+fails for them.
 """
 
 import re
@@ -10,9 +12,11 @@ from pathlib import Path
 
 import yaml
 
+from attnlab.config.files import DEFAULT_FILE, file_of, read_params_mapping
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 
 
 def _holds(path: str) -> bool:
@@ -24,9 +28,19 @@ def _holds(path: str) -> bool:
     return True
 
 
+# A dotted key after its file, if any: the README also writes the placeholder `-S key=value`.
+SET_PARAM = r"-S (?:([\w-]+\.yaml):)?(\+?[\w-]+(?:\.[\w-]+)+)="
+
+
 def _set_params() -> list[str]:
-    # Dotted keys only: the README also writes the placeholder `-S key=value`.
-    return re.findall(r"-S (\+?[\w-]+(?:\.[\w-]+)+)=", README)
+    return [key for _, key in re.findall(SET_PARAM, README)]
+
+
+def test_every_set_param_names_the_file_that_holds_it():
+    found = re.findall(SET_PARAM, README)
+    assert any(name for name, _ in found), "no -S example of a file beside params.yaml"
+    for name, key in found:
+        assert (name or DEFAULT_FILE) == file_of(key.lstrip("+").split(".")[0]), (name, key)
 
 
 def test_every_set_param_exists_and_every_added_one_does_not_yet():
@@ -58,7 +72,9 @@ def test_every_readme_experiment_gives_params_that_load():
     assert commands
     for command in commands:
         params = copy.deepcopy(PARAMS)
-        for key, value in re.findall(r"-S \+?([\w-]+(?:\.[\w-]+)+)=(\S+)", command):
+        for key, value in re.findall(
+            r"-S (?:[\w-]+\.yaml:)?\+?([\w-]+(?:\.[\w-]+)+)=(\S+)", command
+        ):
             *parents, leaf = key.split(".")
             node = params
             for part in parents:

@@ -6,8 +6,8 @@ stage's command (``python -m attnlab.stages.<stage>``) runs ``--help`` in a fres
 interpreter, which imports everything the stage imports, and reports which of the training
 stack it loaded. The train stage must load it,
 so the probe can tell. The sweep stage trains, but its ``--help`` loads none of it either.
-The stages that build no model (download, bpe, tokenize, winograd-data, report) do not even
-import torch: the params loader validates model configs without it, and the data stages
+The stages that build no model (download, bpe, tokenize, winograd-data, report, charts)
+do not even import torch: the params loader validates model configs without it, and the data stages
 write their files without it.
 """
 
@@ -38,7 +38,7 @@ print("LOADED", *sorted(m for m in {stack!r} if m in sys.modules))
 """
 READERS = ["evaluate", "winograd_score", "winograd_maps", "report", "probes"]
 # They validate every variant's config; the data stages also write what the readers load.
-BUILD_NO_MODEL = ["download", "bpe", "tokenize", "winograd_data", "report"]
+BUILD_NO_MODEL = ["download", "bpe", "tokenize", "winograd_data", "report", "charts"]
 
 
 def _loaded_by(stage: str, stack: tuple[str, ...] = TRAINING_STACK) -> tuple[str, list[str]]:

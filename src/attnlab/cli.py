@@ -37,6 +37,7 @@ STAGES: dict[str, str] = {
     "sweep": "attnlab.stages.sweep",
     "sweep-check": "attnlab.stages.sweep_check",
     "report": "attnlab.stages.report",
+    "charts": "attnlab.stages.charts",
     "winograd-data": "attnlab.stages.winograd_data",
     "winograd-train": "attnlab.stages.winograd_train",
     "winograd-score": "attnlab.stages.winograd_score",

@@ -68,6 +68,9 @@ WINOGRAD_TABLES = TABLES / "winograd"
 WINOGRAD_MAPS = WINOGRAD_TABLES / "maps.json"
 WINOGRAD_MAPS_TABLE = WINOGRAD_TABLES / "maps.tsv"
 
+# The charts `dvc plots show` draws: one file per chart of the catalogue.
+CHARTS = REPORTS / "charts"
+
 # The report's own outputs.
 REPORT_INDEX = REPORTS / "index.html"
 REPORT_MARKDOWN = REPORTS / "REPORT.md"
@@ -185,6 +188,11 @@ def winograd_curve(variant: str, seed: int) -> Path:
 def winograd_accuracy_curve(variant: str, seed: int) -> Path:
     """The held-out accuracy along training of ``winograd-train@variant-seed``."""
     return CURVES / "winograd" / variant / seed_label(seed) / "accuracy.csv"
+
+
+def chart(name: str) -> Path:
+    """The long-format CSV of the catalogue's chart ``name`` (``E02-train-loss``)."""
+    return CHARTS / f"{name}.csv"
 
 
 def _json_safe(value: Any) -> Any:

@@ -5,7 +5,8 @@ variant is some experiment's row or protocol variant; each protocol variant is i
 plus the protocol's overrides, measured as its experiment's rows; its claims are built by
 rules that exist and read their own experiment's rows; its figures are drawn by a stage;
 its protocol anchors and code modules exist; docs/catalogue.md describes the same
-experiments; dvc.yaml's charts and the README's table are the ones the catalogue gives.
+experiments; each chart draws trained runs, in the folder dvc.yaml plots; and the README's
+table is the one the catalogue gives.
 """
 
 import importlib.util
@@ -17,6 +18,7 @@ import pytest
 import yaml
 from dvc.repo import Repo
 
+from attnlab import paths
 from attnlab.catalogue import (
     CATALOGUE_FILE,
     CatalogueError,
@@ -30,6 +32,8 @@ from attnlab.catalogue import (
 )
 from attnlab.catalogue.entries import RuleName
 from attnlab.catalogue.readme import BEGIN, END, experiments_table
+from attnlab.charts import chart_runs
+from attnlab.config.files import read_params_mapping
 from attnlab.config.protocols import check_protocols
 from attnlab.report import CLAIMS
 from attnlab.report.claim_rules import RULES
@@ -37,7 +41,7 @@ from attnlab.report.sections import BUILDERS
 from attnlab.report.sweep_check import BEATS
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 ALIASES: dict[str, str] = PARAMS["aliases"]
 TRAINED = [*PARAMS["variants"], *PARAMS["winograd"]["variants"]]
 DOCS = (ROOT / "docs/catalogue.md").read_text()
@@ -122,27 +126,20 @@ def test_docs_and_catalogue_describe_the_same_experiments():
     assert documented == set(experiments())
 
 
-def _curve_file(curve: str, variant: str) -> tuple[str, str]:
-    run = ALIASES.get(variant, variant)  # an alias row draws the variant it reads
-    if curve == "winograd_loss":
-        return f"reports/curves/winograd/{run}/seed-${{seeds[0]}}.csv", "loss"
-    field = {"train_loss": "loss", "val_ppl": "val/ppl"}[curve]
-    return f"reports/curves/{run}/seed-${{seeds[0]}}/{curve}.csv", field
+def test_dvc_yaml_draws_the_folder_the_charts_stage_writes():
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    assert dvc["plots"] == [{str(paths.CHARTS): {"x": "step", "template": "variants"}}]
+    assert dvc["stages"]["charts"]["outs"] == [{str(paths.CHARTS): {"cache": False}}]
 
 
-def test_dvc_yaml_draws_exactly_the_catalogues_charts_and_rows():
-    plots = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
-    expected = []
+def test_every_chart_draws_trained_runs_of_its_curves_kind_in_a_file_of_its_own():
+    names = [chart.name for chart in catalogue().charts]
+    assert len(set(names)) == len(names)
     for chart in catalogue().charts:
-        rows = [name for key in chart.experiments for name in experiment(key).variants]
-        files = [_curve_file(chart.curve, name) for name in rows]
-        expected.append((chart.title, "step", "variants", list(dict.fromkeys(files))))
-    found = [
-        (title, spec["x"], spec["template"], list(spec["y"].items()))
-        for plot in plots
-        for title, spec in plot.items()
-    ]
-    assert found == expected
+        winograd = chart.curve == "winograd_loss"
+        trained = PARAMS["winograd"]["variants"] if winograd else PARAMS["variants"]
+        runs = chart_runs(chart, catalogue(), ALIASES).values()
+        assert runs and all(run in trained for run in runs), chart.name
 
 
 def test_the_readmes_table_is_the_catalogues():
@@ -192,6 +189,7 @@ def _claim(raw: dict, key: str, index: int = 0) -> dict:
         (lambda r: _claim(r, "E13", 4).update(parts=[]), "an all_of rule has parts"),
         (lambda r: r["experiments"].update(e13=r["experiments"].pop("E13")), r"experiments\.e13"),
         (lambda r: r["charts"][0].update(experiments=["E01"]), "names no experiment E01"),
+        (lambda r: r["charts"].append(r["charts"][0]), "E02-train-loss is listed twice"),
         (lambda r: r["experiments"]["E08"].update(measure=["scores"]), r"E08\.measure\.0"),
     ],
 )
@@ -270,7 +268,7 @@ def test_params_whose_protocol_variant_drifted_from_its_row_are_refused_naming_t
     from attnlab.config.loader import parse_params
     from attnlab.errors import ParamsError
 
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw = read_params_mapping(ROOT / "params.yaml")
     raw["variants"]["norm-pre"]["train"]["lr"] = 1.0e-3  # the row moves, its protocol does not
     with pytest.raises(ParamsError, match=r"rows\.norm-pre: norm-pre-dropout10 differs .*lr"):
         parse_params(raw)
@@ -305,7 +303,7 @@ def test_a_protocol_that_does_not_map_its_own_rows_is_refused_naming_the_key(edi
 def test_params_cut_to_a_few_variants_or_with_a_default_the_protocol_sets_still_load():
     from attnlab.config.loader import parse_params
 
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw = read_params_mapping(ROOT / "params.yaml")
     # A default that already has the protocol's value: the two coincide there, no drift.
     raw["model"]["dropout"] = 0.1
     parse_params(raw)

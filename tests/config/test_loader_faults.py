@@ -10,13 +10,13 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab.config import load_params, parse_params
+from attnlab.config.files import read_params_mapping
 from attnlab.errors import ParamsError
 
 PARAMS_TEXT = (Path(__file__).resolve().parents[2] / "params.yaml").read_text(encoding="utf-8")
-REAL = yaml.safe_load(PARAMS_TEXT)
+REAL = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
 
 
 def _edited(section: str, **values) -> dict:

@@ -10,16 +10,16 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab.catalogue import measurements_of
 from attnlab.config import load_params, parse_params
+from attnlab.config.files import params_files, read_params_mapping
 from attnlab.errors import AttnlabError, ParamsError
 from attnlab.fanout.experiment import apply_params
 from attnlab.training import TrainJob, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 
 
 def test_an_alias_has_no_runs_of_its_own():
@@ -59,7 +59,9 @@ def test_setting_an_alias_knob_is_refused_and_params_stay_as_they_were(
     tmp_path, override, expected
 ):
     """``attnlab repro -S`` applies an override with DVC's own code, then loads the result."""
-    (tmp_path / "params.yaml").write_bytes((ROOT / "params.yaml").read_bytes())
+    for path in params_files(ROOT / "params.yaml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
     with pytest.raises(AttnlabError, match=re.escape(expected)):
         apply_params(tmp_path, [override])
-    assert (tmp_path / "params.yaml").read_bytes() == (ROOT / "params.yaml").read_bytes()
+    for path in params_files(ROOT / "params.yaml"):
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes()

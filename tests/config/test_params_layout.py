@@ -18,8 +18,12 @@ import yaml
 from dvc.utils.hydra import apply_overrides
 from dvc.utils.serialize import modify_yaml
 
+from attnlab.config.files import params_files
+
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = ROOT / "params.yaml"
+# params.yaml and the files beside it: each is written back by DVC on its own `-S`.
+EVERY_FILE = [path.name for path in params_files(PARAMS)]
 LAYOUT_COMMIT_SUBJECT = "params.yaml in the layout dvc exp run -S writes back"
 
 
@@ -59,12 +63,13 @@ def _set(data: dict, dotted: str, value: Any) -> None:
     data[leaf] = value
 
 
-def test_dvcs_serializer_writes_the_file_back_byte_for_byte(tmp_path):
-    copy = tmp_path / "params.yaml"
-    copy.write_text(PARAMS.read_text())
+@pytest.mark.parametrize("name", EVERY_FILE)
+def test_dvcs_serializer_writes_the_file_back_byte_for_byte(tmp_path, name):
+    copy = tmp_path / name
+    copy.write_text((ROOT / name).read_text())
     with modify_yaml(copy):
         pass  # DVC's load-for-update and dump, with nothing changed
-    assert copy.read_text() == PARAMS.read_text()
+    assert copy.read_text() == (ROOT / name).read_text()
 
 
 def _batches(leaves: list[tuple[str, Any]]) -> list[list[tuple[str, Any]]]:
@@ -84,13 +89,23 @@ def _batches(leaves: list[tuple[str, Any]]) -> list[list[tuple[str, Any]]]:
     return batches
 
 
-def test_every_scalar_override_changes_exactly_its_own_line(tmp_path):
+def test_the_files_hold_every_knob():
+    leaves = [
+        leaf
+        for name in EVERY_FILE
+        for leaf in _scalar_leaves(yaml.safe_load((ROOT / name).read_text()))
+    ]
+    assert len(leaves) > 200  # the layout tests below walk every one of them
+
+
+@pytest.mark.parametrize("name", EVERY_FILE)
+def test_every_scalar_override_changes_exactly_its_own_line(tmp_path, name):
     # DVC loads and dumps the whole file for any override, so one `-S` list per round
     # finds a rewrite that strays beyond a key's own line as an extra changed line.
-    original = PARAMS.read_text()
-    copy = tmp_path / "params.yaml"
+    original = (ROOT / name).read_text()
+    copy = tmp_path / name
     leaves = list(_scalar_leaves(yaml.safe_load(original)))
-    assert len(leaves) > 200  # the whole file, not a corner of it
+    assert leaves
     for batch in _batches(leaves):
         copy.write_text(original)
         overrides = {dotted: _another(value) for dotted, value in batch}

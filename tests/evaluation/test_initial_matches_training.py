@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from attnlab.catalogue import protocol_variants_of
 from attnlab.config import parse_params
+from attnlab.config.files import read_params_mapping
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.evaluation import build_initial_model
 from attnlab.models import LanguageModel
 from attnlab.training import TrainJob, train_variant
 from attnlab.training import fit as training_fit
 
-PARAMS = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
+PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
 
 
 class _Built(Exception):

@@ -5,12 +5,12 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab.config import parse_params
+from attnlab.config.files import read_params_mapping
 from attnlab.errors import ParamsError
 
-PARAMS = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
+PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
 
 
 def test_the_catalogue_sizes_are_the_defaults():

@@ -15,14 +15,13 @@ import json
 import math
 from pathlib import Path
 
-import yaml
-
 from attnlab.catalogue import experiments, experiments_of, measurements_for
+from attnlab.config.files import read_params_mapping
 from attnlab.report import ReportInputs
 from attnlab.report.winograd import CROSSED, CROSSER, WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
-_CATALOGUE = yaml.safe_load((ROOT / "params.yaml").read_text())
+_CATALOGUE = read_params_mapping(ROOT / "params.yaml")
 VARIANTS = list(_CATALOGUE["variants"])
 ALIASES: dict[str, str] = _CATALOGUE["aliases"]
 PARAMS = {

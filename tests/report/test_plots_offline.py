@@ -7,11 +7,17 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+
+from attnlab import paths
+from attnlab.catalogue import Chart, catalogue
+from attnlab.charts import chart_runs, curve_file, write_charts
+from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = ROOT / "vendor" / "vega"
 SEED = 1337  # the first of params seeds: the run each chart shows
+CURVES = ("train-loss", "val-ppl")
+ALIASES = read_params_mapping(ROOT / "params.yaml")["aliases"]
 TEMPLATE = VENDOR / "plots-template.html"
 
 
@@ -47,65 +53,104 @@ def test_dvc_config_points_at_the_template():
     assert template == TEMPLATE
 
 
+def _write_curves(root: Path, charts: list[Chart]) -> dict[str, list[str]]:
+    """A short curve for every run ``charts`` draw (the first seed's); each chart's rows."""
+    rows = {}
+    for chart in charts:
+        runs = chart_runs(chart, catalogue(), ALIASES)
+        column = "val/ppl" if chart.curve == "val_ppl" else "loss"
+        for start, run in enumerate(runs.values()):
+            curve = root / curve_file(chart, run, SEED)
+            curve.parent.mkdir(parents=True, exist_ok=True)
+            points = "".join(f"{s},{7 + start - 0.1 * s}\n" for s in range(9))
+            curve.write_text(f"step,{column}\n{points}")
+        rows[str(paths.chart(chart.name))] = list(runs)
+    return rows
+
+
+# Vega-Embed draws on a canvas; this hook, run before the page's own scripts, makes every
+# chart draw as SVG instead, so that the test can count its lines and read its legend.
+SVG_EMBED = """
+Object.defineProperty(window, "vegaEmbed", {
+  configurable: true,
+  get() { return this._svgEmbed; },
+  set(embed) { this._svgEmbed = (el, spec, opt) => embed(el, spec, {...opt, renderer: "svg"}); },
+});
+"""
+
+
 @pytest.mark.slow
-def test_dvc_plots_show_renders_offline_in_chromium(dvc_project, browser, tmp_path):
+def test_dvc_plots_show_renders_one_line_per_variant_offline_in_chromium(
+    dvc_project, browser, tmp_path
+):
     root = dvc_project.root
-    for row, start in (("no-context", 6.9), ("average", 7.0)):
-        curve = root / "reports" / "curves" / f"ladder-{row}" / f"seed-{SEED}" / "train_loss.csv"
-        curve.parent.mkdir(parents=True, exist_ok=True)
-        curve.write_text("step,loss\n" + "".join(f"{s},{start - 0.1 * s}\n" for s in range(1, 9)))
+    ladder = [c for c in catalogue().charts if c.name in ("E02-train-loss", "E02-val-ppl")]
+    rows = _write_curves(root, ladder)
+    dvc_project.dvc("repro", "--single-item", "charts")  # the stage, from the curves on disk
     out = tmp_path / "plots"
-    dvc_project.dvc("plots", "show", "-o", str(out))  # every definition; missing files skipped
+    dvc_project.dvc("plots", "show", "-o", str(out))
     html = (out / "index.html").read_text()
-    assert "cdn.jsdelivr" not in html and "E02 the ladder, train loss" in html
-    page, errors = browser.open(out / "index.html")
-    page.wait_for_selector(".vega-embed canvas, .vega-embed svg", timeout=15_000)
-    drawn = page.eval_on_selector_all(".vega-embed canvas", "cs => cs.map(c => c.width)")
-    assert max(drawn, default=0) > 0  # the E02 chart: its two curves exist
+    assert "cdn.jsdelivr" not in html
+    page = browser.context.new_page()
+    page.add_init_script(SVG_EMBED)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    browser.requested.clear()
+    page.goto((out / "index.html").as_uri())
+    page.wait_for_selector(".vega-embed svg .role-legend", timeout=15_000)
+    drawn = page.eval_on_selector_all(
+        ".vega-embed",
+        """embeds => embeds.map(e => ({
+            title: e.querySelector(".role-title-text")?.textContent,
+            y: [...e.querySelectorAll(".role-axis-title text")].map(t => t.textContent),
+            lines: e.querySelectorAll(".mark-line path").length,
+            legends: [...e.querySelectorAll(".role-legend")].map(legend =>
+                [...legend.querySelectorAll(".role-legend-label text")].map(t => t.textContent)),
+        }))""",
+    )
+    charts = {chart["title"]: chart for chart in drawn if chart["legends"]}
+    for title, variants in rows.items():
+        assert charts[title]["lines"] == len(variants) == 9, title  # one line per row
+        # A colour per row, in the catalogue's order, and a dash per revision.
+        assert charts[title]["legends"] == [variants, ["workspace"]], title
+    # The ladder's last run is also a row of E08 and E18, each under its alias of it.
+    also = {"E08": "dk-block-32-scaled", "E18": "depth-1"}
+    expected = {str(paths.chart(f"{e}-{c}")): [row] for e, row in also.items() for c in CURVES}
+    assert {t: c["legends"][0] for t, c in charts.items() if t not in rows} == expected
+    assert charts["reports/charts/E02-val-ppl.csv"]["y"] == ["step", "val/ppl"]
+    assert charts["reports/charts/E02-train-loss.csv"]["y"] == ["step", "loss"]
     page.screenshot(path=tmp_path / "plots.png", full_page=True)
     assert errors == [] and browser.left_the_machine() == []
     page.close()
 
 
-def _chart(plots: dict, title: str) -> dict:
-    (definition,) = plots["data"][title]
-    return definition["content"]
-
-
-def _write_every_charted_curve(root: Path) -> None:
-    """A short curve in every file a chart of dvc.yaml lists (the first seed's runs)."""
-    for chart in yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]:
-        (definition,) = chart.values()
-        for name, column in definition["y"].items():
-            curve = root / name.replace("${seeds[0]}", str(SEED))
-            curve.parent.mkdir(parents=True, exist_ok=True)
-            curve.write_text(f"step,{column}\n" + "".join(f"{s},{7 - 0.1 * s}\n" for s in range(9)))
-
-
-def test_each_curve_is_plotted_once_with_one_colour_per_variant(dvc_project):
-    """77 plots, two thirds of them per-stage duplicates, each line one colour: no more."""
+def test_each_chart_is_one_file_plotted_once_with_one_colour_per_row(dvc_project, monkeypatch):
     root = dvc_project.root
-    _write_every_charted_curve(root)
+    rows = _write_curves(root, catalogue().charts)
+    monkeypatch.chdir(root)
+    write_charts(catalogue(), ALIASES, SEED)  # what the charts stage writes
     plots = json.loads(dvc_project.dvc("plots", "show", "--json").stdout)
     charts = [
-        title
-        for title, found in plots["data"].items()
-        if any(item.get("type") == "vega" for item in found)
+        name for name, found in plots["data"].items() if any(i["type"] == "vega" for i in found)
     ]
-    defined = [
-        next(iter(chart)) for chart in yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
-    ]
-    assert charts == defined  # not again as per-stage plots, one per curve file
-    spec = _chart(plots, "E18 one block vs two, train loss")
-    assert spec["encoding"]["color"]["field"] == "variant"
-    assert spec["encoding"]["strokeDash"]["field"] == "rev"
-    assert spec["encoding"]["detail"]["field"] == "filename"  # one line per run
-    (derive,) = spec["transform"]
-    assert derive["as"] == "variant" and "train_loss" in derive["calculate"]
-    files = {row["filename"] for row in spec["data"]["values"]}
-    # One block is an alias of ladder-layernorm (params aliases): the chart plots that run.
-    one_block = f"ladder-layernorm/seed-{SEED}/train_loss.csv"
-    assert files == {one_block, f"depth-2/seed-{SEED}/train_loss.csv"}
-    # The colour is the variant: Vega's regexp, applied here, strips the seed and the file.
-    (pattern,) = re.findall(r"regexp\('([^']+)'\)", derive["calculate"])
-    assert {re.sub(pattern, "", name) for name in files} == {"ladder-layernorm", "depth-2"}
+    assert sorted(charts) == sorted(rows)  # not again as per-stage plots, one per curve file
+    for name, variants in rows.items():
+        (definition,) = plots["data"][name]
+        spec = definition["content"]
+        assert spec["encoding"]["color"] == {
+            "field": "variant",
+            "type": "nominal",
+            "title": "variant",
+            "sort": None,  # the legend in the catalogue's order
+        }
+        assert spec["encoding"]["strokeDash"]["field"] == "rev"  # plots diff: a dash per rev
+        y = "loss" if name.endswith("-loss.csv") else "val/ppl"
+        assert spec["encoding"]["y"]["field"] == spec["encoding"]["y"]["title"] == y, name
+        assert [r["variant"] for r in spec["data"]["values"][::9]] == variants, name
+    # One block is an alias of ladder-layernorm (params aliases): that run, under its name.
+    (e18,) = plots["data"]["reports/charts/E18-train-loss.csv"]
+    values = e18["content"]["data"]["values"]
+    for row, run in {"depth-1": "ladder-layernorm", "depth-2": "depth-2"}.items():
+        curve = (root / f"reports/curves/{run}/seed-{SEED}/train_loss.csv").read_text()
+        drawn = [f"{r['step']},{r['loss']}" for r in values if r["variant"] == row]
+        assert drawn == curve.splitlines()[1:], row

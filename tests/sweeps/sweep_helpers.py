@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 
 import optuna
-import yaml
 from wandb_log import wandb_records  # noqa: F401 (re-exported to the tests)
 
+from attnlab.config.files import read_params_mapping, write_params_mapping
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REAL_PARAMS = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
+REAL_PARAMS = read_params_mapping(PROJECT_ROOT / "params.yaml")
 ATTNLAB = Path(sys.executable).parent / "attnlab"  # the installed console script
 
 
@@ -52,7 +53,7 @@ class SweepProject:
         os.symlink(tokens, root / "data" / "tokenizer")  # it holds tokenizer.json too
         os.symlink(PROJECT_ROOT / "pipeline", root / "pipeline")
         os.symlink(PROJECT_ROOT / "dvc.yaml", root / "dvc.yaml")
-        (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        write_params_mapping(root / "params.yaml", params)
         self.env = {**os.environ, **env, "ATTNLAB_RUN_ROOT": str(root / "runs")}
 
     def start(self, *args: str, **env: str) -> subprocess.Popen:

@@ -159,7 +159,7 @@ def test_the_stage_refuses_bad_input_in_seconds_and_writes_nothing(sweep_project
         timeout=120,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert f"error: params.yaml is invalid:\n  sweeps.studies.dk.{key}: " in done.stderr
+    assert f"error: sweeps.yaml is invalid:\n  sweeps.studies.dk.{key}: " in done.stderr
     assert "Traceback" not in done.stderr
     assert time.monotonic() - began < 60
     assert not (project.root / "data" / "sweeps").exists()

@@ -7,8 +7,8 @@ trained experiments).
 import json
 
 import pytest
-import yaml
 
+from attnlab.config.files import read_params_mapping
 from attnlab.report.rules import fmt
 
 SEED = 1337  # the dvc_project fixture keeps the first seed only
@@ -20,7 +20,7 @@ def _stages(project) -> list[str]:
 
 
 def test_train_and_evaluate_stages_are_the_variants_and_never_an_alias(dvc_project):
-    params = yaml.safe_load((dvc_project.root / "params.yaml").read_text())
+    params = read_params_mapping(dvc_project.root / "params.yaml")
     aliases = params["aliases"]
     assert aliases  # the catalogue has some, or this test checks nothing
     stages = _stages(dvc_project)
@@ -52,7 +52,7 @@ def test_the_alias_rows_read_the_one_shared_run(tokenized_project):
 
     # What DVC would train next: every other variant once, never an alias's own stage.
     dry = dvc_project.dvc("repro", "--dry", "--glob", "train@*")
-    variants = yaml.safe_load((root / "params.yaml").read_text())["variants"]
+    variants = read_params_mapping(root / "params.yaml")["variants"]
     others = {f"train@{v}-{SEED}" for v in variants if v != SHARED}
     assert set(dvc_project.ran_stages(dry.stdout)) == others
 

@@ -9,15 +9,15 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
 from wandb_log import wandb_records  # noqa: F401 (re-exported to the tests)
 
 from attnlab.config import parse_params
+from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.training import TrainJob, TrainResult, train_variant
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRAIN_SCRIPT = PROJECT_ROOT / "pipeline" / "train.py"
-REAL_PARAMS = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
+REAL_PARAMS = read_params_mapping(PROJECT_ROOT / "params.yaml")
 SEED = REAL_PARAMS["seeds"][0]  # the one seed the shrunk params keep
 
 
@@ -68,7 +68,7 @@ class StageProject:
             )
         (root / "data" / "tokenizer").mkdir()
         os.symlink(tokens.with_name("tokenizer.json"), root / "data/tokenizer/tokenizer.json")
-        (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        write_params_mapping(root / "params.yaml", params)
         self.env = {
             **os.environ,
             "ATTNLAB_RUN_ROOT": str(root / "runs"),

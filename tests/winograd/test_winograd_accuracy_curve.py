@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from attnlab import paths
 from attnlab.config import parse_params
+from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.stages import winograd_data, winograd_score, winograd_train
 from attnlab.training import TrainJob, train_variant
 from attnlab.winograd.batches import WinogradSentences
@@ -19,7 +19,7 @@ from attnlab.winograd.data import read_sentences, write_task
 from attnlab.winograd.sentences import build_task
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 SEED = PARAMS["seeds"][0]
 VARIANTS = ("leaky-average", "closed-two-blocks")  # the maps need the second
 
@@ -48,7 +48,7 @@ def test_the_stage_writes_the_curve_ending_at_the_scored_accuracy(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ATTNLAB_RUN_ROOT", str(tmp_path / "runs"))
     monkeypatch.setenv("WANDB_MODE", "disabled")
-    Path("params.yaml").write_text(yaml.safe_dump(_tiny(), sort_keys=False))
+    write_params_mapping(Path("params.yaml"), _tiny())
     winograd_data.main(Path("params.yaml"))
     for variant in VARIANTS:
         winograd_train.main(variant, SEED, Path("params.yaml"), resume=True)

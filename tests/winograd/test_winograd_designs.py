@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab.config import load_params, parse_params
+from attnlab.config.files import params_files, read_params_mapping, write_params_mapping
 from attnlab.errors import ParamsError
 from attnlab.winograd.sentences import WinogradTask, build_task, closed_task, leaky_task
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
-# sha256 of every sentence (words and split) of each task under params.yaml's default
+PARAMS = read_params_mapping(ROOT / "params.yaml")
+# sha256 of every sentence (words and split) of each task under winograd.yaml's default
 # designs (leaky: pairs, closed: orientation), computed by the generator as it was before
 # the design became a knob: the knob's defaults must give the same sentences.
 BEFORE = {
@@ -110,7 +110,7 @@ def test_a_bad_design_is_refused_naming_its_key(edit, expected):
 def test_the_data_stage_refuses_a_bad_design_before_any_work(tmp_path):
     params = copy.deepcopy(PARAMS)
     _design("leaky", "orientation")(params["winograd"])
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    write_params_mapping(tmp_path / "params.yaml", params)
     done = subprocess.run(
         [sys.executable, "-m", "attnlab.stages.winograd_data"],
         cwd=tmp_path,
@@ -120,4 +120,5 @@ def test_the_data_stage_refuses_a_bad_design_before_any_work(tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and "winograd.leaky.held_out.design" in done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in params_files(tmp_path / "params.yaml"))

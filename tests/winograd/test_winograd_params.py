@@ -4,14 +4,14 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
 
 from attnlab.config import load_params, parse_params
+from attnlab.config.files import read_params_mapping
 from attnlab.errors import ParamsError
 from attnlab.winograd.sentences import SENTENCE_LENGTH
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+PARAMS = read_params_mapping(ROOT / "params.yaml")
 
 
 def _error(edit) -> str:

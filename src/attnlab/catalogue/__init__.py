@@ -7,7 +7,8 @@ charts, and its alternative protocols (each row's variant under a choice the sto
 open; the params loader checks them against the resolved variants). Everything that
 needs to know which experiment a variant belongs to asks here (the evaluate stage's
 measurements, the Winograd task a variant trains on, the report's sections, rows and
-claims, the dvc.yaml charts, the README's table); nothing reads it off a variant's name.
+claims, the charts of ``dvc plots show``, the README's table); nothing reads it off a
+variant's name.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def winograd_task(variant: str) -> Task | None:
 
 
 def charts_of(experiment_id: str) -> list[Chart]:
-    """The dvc.yaml charts that draw ``experiment_id``'s rows."""
+    """The charts of ``dvc plots show`` that draw ``experiment_id``'s rows."""
     return [chart for chart in catalogue().charts if experiment_id in chart.experiments]
 
 

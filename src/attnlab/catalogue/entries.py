@@ -205,11 +205,15 @@ class Experiment(Model):
 
 
 class Chart(Model):
-    """A dvc.yaml top-level plot: one curve of every row of ``experiments``."""
+    """A chart of ``dvc plots show``: one curve of every row of ``experiments``."""
 
-    title: str
     experiments: Annotated[list[ExperimentId], Field(min_length=1)]
     curve: Curve
+
+    @property
+    def name(self) -> str:
+        """Its file's stem, shown as its title: ``E02-train-loss``, ``E16-E17-winograd-loss``."""
+        return "-".join([*self.experiments, self.curve.replace("_", "-")])
 
 
 class Catalogue(Model):
@@ -237,8 +241,11 @@ class Catalogue(Model):
                         "protocol's variant (each protocol trains its own runs)"
                     )
                 seen.add(variant)
+        names = [chart.name for chart in self.charts]
         for chart in self.charts:
             unknown = [e for e in chart.experiments if e not in self.experiments]
             if unknown:
-                raise ValueError(f"charts: {chart.title!r} names no experiment {unknown[0]}")
+                raise ValueError(f"charts: {chart.name} names no experiment {unknown[0]}")
+            if names.count(chart.name) > 1:
+                raise ValueError(f"charts: {chart.name} is listed twice")
         return self

@@ -1,15 +1,15 @@
-"""Turn params.yaml into typed, frozen config objects, or fail naming the offending key."""
+"""Turn the params files into typed, frozen config objects, or fail naming the offending key."""
 
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from attnlab.catalogue import experiments, experiments_of
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
+from attnlab.config.files import DEFAULT_FILE, file_of, read_params_mapping
 from attnlab.config.probes import CostParams, ProbesParams
 from attnlab.config.protocols import check_protocols
 from attnlab.config.sweeps import SweepsParams, check_study
@@ -30,7 +30,7 @@ from attnlab.errors import ParamsError
 
 
 class Params(Section):
-    """Everything in params.yaml; each stage reads only the sections it declares in dvc.yaml.
+    """Everything in the params files; each stage reads only the sections dvc.yaml declares.
 
     No field has a default: a knob missing from params.yaml is an error, so nothing that
     changes a result can hide in code where DVC does not track it.
@@ -167,23 +167,13 @@ def _reads_as_number(text: str) -> bool:
     return True
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def parse_params(raw: Any, source: str = "params") -> Params:
-    """Validate an already-parsed params mapping.
+    """Validate an already-parsed params mapping (all the params files' sections).
+
+    Args:
+        raw: The mapping.
+        source: What the mapping was read from, for the message; ``params.yaml`` of a
+            project names, for each offending key, the file beside it that holds it.
 
     Raises:
         ParamsError: one line per offending key, each starting with its dotted path
@@ -195,21 +185,28 @@ def parse_params(raw: Any, source: str = "params") -> Params:
         return Params.model_validate(raw)
     except ValidationError as err:
         lines = [_describe(e) for e in err.errors(include_url=False)]
-        raise ParamsError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
+        raise ParamsError(
+            f"{_invalid_files(source, lines)} invalid:\n  " + "\n  ".join(lines)
+        ) from None
+
+
+def _invalid_files(source: str, lines: list[str]) -> str:
+    """``params.yaml is`` or, beside it, the files that hold the offending keys.
+
+    Each line starts with its dotted key, whose section names the file (a check across
+    sections names its key the same way); a line without one is params.yaml's.
+    """
+    if Path(source).name != DEFAULT_FILE:
+        return f"{source} is"
+    homes = sorted({file_of(line.partition(":")[0].partition(".")[0]) for line in lines})
+    named = [str(Path(source).with_name(home)) for home in homes]
+    return f"{named[0]} is" if len(named) == 1 else f"{', '.join(named)} are"
 
 
 def load_params(path: Path | str) -> Params:
-    """Read and validate a params file (``params.yaml``) before any stage does work.
+    """Read and validate ``params.yaml`` and the files beside it, before any stage works.
 
     Raises:
-        ParamsError: the file is missing, is not YAML, or holds an invalid value.
+        ParamsError: a file is missing, is not YAML, or holds an invalid value.
     """
-    path = Path(path)
-    try:
-        with path.open(encoding="utf-8") as handle:  # a stream: YAML's marks name the file
-            raw = yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a safe loader
-    except FileNotFoundError:
-        raise ParamsError(f"{path}: no such params file") from None
-    except yaml.YAMLError as err:
-        raise ParamsError(f"{path}: not valid YAML: {err}") from None
-    return parse_params(raw, source=str(path))
+    return parse_params(read_params_mapping(path), source=str(path))

@@ -2,7 +2,7 @@
 
 Serves quick passes and knob changes over the whole catalogue (``attnlab repro -S
 budget.scale=0.01``). ``dvc exp run -S`` runs its stages one at a time; here the same
-overrides are applied to ``params.yaml`` with DVC's own override code (the same grammar,
+overrides are applied to the params files with DVC's own override code (the same grammar,
 the same rejection of unknown keys, the same file written back), validated by attnlab's
 loader before any stage starts, and after the fan-out the workspace is saved as an
 experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed.
@@ -32,12 +32,14 @@ def experiment_name(requested: str | None) -> str:
 def apply_params(root: Path, overrides: Sequence[str]) -> None:
     """Apply ``-S`` overrides (``key=value``, ``file:key=value``) as ``dvc exp run`` does.
 
-    params.yaml is then loaded by attnlab's typed loader; an invalid result is put back to
-    the original bytes and reported, before any stage runs.
+    The params files are then loaded by attnlab's typed loader; an invalid result is put
+    back to the original bytes and reported, before any stage runs. A key of a file beside
+    params.yaml given without its file (``winograd.train.steps=500``) is refused with the
+    spelling DVC needs (``winograd.yaml:winograd.train.steps=500``).
 
     Raises:
         AttnlabError: DVC rejects an override (an unknown key, bad syntax), or the
-            changed params.yaml is invalid.
+            changed params are invalid.
     """
     from dvc.exceptions import DvcException
     from dvc.utils.cli_parse import to_path_overrides
@@ -48,6 +50,7 @@ def apply_params(root: Path, overrides: Sequence[str]) -> None:
     originals = {}
     try:
         for name, changes in to_path_overrides(overrides).items():
+            _check_file_of(name, changes)
             path = root / name
             originals[path] = path.read_bytes()
             apply_overrides(path, changes)
@@ -56,6 +59,19 @@ def apply_params(root: Path, overrides: Sequence[str]) -> None:
         for path, data in originals.items():
             path.write_bytes(data)
         raise AttnlabError(f"-S {' '.join(overrides)}: {err}") from None
+
+
+def _check_file_of(name: str, changes: Sequence[str]) -> None:
+    """Refuse a key given to params.yaml that a file beside it holds, naming that file."""
+    from attnlab.config.files import DEFAULT_FILE, file_of
+
+    if name != DEFAULT_FILE:
+        return
+    for change in changes:
+        key = change.lstrip("+~").partition("=")[0]
+        home = file_of(key.partition(".")[0])
+        if home != DEFAULT_FILE:
+            raise AttnlabError(f"{key} is a key of {home}: write -S {home}:{change}")
 
 
 def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:

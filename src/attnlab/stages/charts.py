@@ -1,0 +1,43 @@
+"""Stage ``charts``: the catalogue's charts, one file each, the folder `dvc plots show` draws."""
+
+import shutil
+from typing import Annotated
+
+import typer
+
+from attnlab import paths
+from attnlab.catalogue import catalogue
+from attnlab.charts import write_charts
+from attnlab.config import load_params
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
+
+ChartSeed = Annotated[
+    int,
+    typer.Option("--seed", min=0, max=2**32 - 1, help="The seed whose runs the charts draw."),
+]
+
+
+def main(
+    seed: ChartSeed,
+    params: ParamsFile = DEFAULT_PARAMS,
+) -> None:
+    """Gather each chart's curves into one file: every row of its experiments, one run each.
+
+    Reads: params aliases (an alias row draws the run of its variant); the catalogue's
+    charts and their experiments' rows; each row's curve of the run under `--seed`
+    (dvc.yaml passes the first of params `seeds`; the report draws every seed):
+    reports/curves/{variant}/seed-{seed}/train_loss.csv or val_ppl.csv, or
+    reports/curves/winograd/{variant}/seed-{seed}.csv. A row not trained yet is left out.
+    Writes: reports/charts/{chart}.csv for each chart with a row trained (E02-train-loss,
+    E02-val-ppl, E16-E17-winograd-loss, ...): the columns variant (the row's name), step
+    and the curve's value (loss or val/ppl).
+    """
+    aliases = load_params(params).aliases
+    shutil.rmtree(paths.CHARTS, ignore_errors=True)  # no chart the catalogue no longer has
+    paths.CHARTS.mkdir(parents=True)  # the declared output exists even before any run
+    written = write_charts(catalogue(), aliases, seed)
+    print(f"charts: {len(written)} of {len(catalogue().charts)} have a run -> {paths.CHARTS}")
+
+
+if __name__ == "__main__":
+    run_stage(main)
