@@ -73,6 +73,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
                 paths.winograd_model_dir(variant, seed),
                 paths.winograd_train_metrics(variant, seed),
                 paths.winograd_curve(variant, seed),
+                paths.winograd_accuracy_curve(variant, seed),
             },
             tasks,
         ),

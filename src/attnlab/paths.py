@@ -185,6 +185,11 @@ def winograd_curve(variant: str, seed: int) -> Path:
     return CURVES / "winograd" / variant / f"{seed_label(seed)}.csv"
 
 
+def winograd_accuracy_curve(variant: str, seed: int) -> Path:
+    """The held-out accuracy along training of ``winograd-train@variant-seed``."""
+    return CURVES / "winograd" / variant / seed_label(seed) / "accuracy.csv"
+
+
 def chart(name: str) -> Path:
     """The long-format CSV of the catalogue's chart ``name`` (``E02-train-loss``)."""
     return CHARTS / f"{name}.csv"

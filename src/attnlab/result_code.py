@@ -32,6 +32,16 @@ CURVE = (
     "evaluation/windows.py",
 )
 
+# What winograd-train adds: its batches, and the held-out accuracy it scores along training
+# as winograd-score scores.
+WINOGRAD = (
+    "catalogue",
+    "winograd/batches.py",
+    "winograd/curve.py",
+    "winograd/data.py",
+    "winograd/scoring.py",
+)
+
 # Each training stage's result-affecting library code, beside its own command module
 # (``stages/<stage>.py``, which dvc.yaml lists too). A sweep's study definition hashes
 # the sweep's list: a change to it starts the study afresh.
@@ -39,7 +49,7 @@ STAGES: dict[str, tuple[str, ...]] = {
     "train": WEIGHTS + CURVE,
     "sweep": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps"),
     "sweep-check": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps/check.py"),
-    "winograd-train": WEIGHTS + ("catalogue", "winograd/batches.py", "winograd/data.py"),
+    "winograd-train": WEIGHTS + WINOGRAD,
 }
 
 

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from attnlab.training import read_curve
+
 pytestmark = pytest.mark.slow
 
 # One variant per task, the bag of words and the maps' two-block model: each task's split,
@@ -42,6 +44,12 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
         train = json.loads((metrics_dir / "train" / variant / f"seed-{SEED}.json").read_text())
         assert train["steps"] == 20 and train["seed"] == SEED
         assert (root / f"reports/curves/winograd/{variant}/seed-{SEED}.csv").is_file()
+        along = root / f"reports/curves/winograd/{variant}/seed-{SEED}/accuracy.csv"
+        steps, accuracy = zip(*read_curve(along, "accuracy"), strict=True)
+        assert steps == (0, 1, 2, 4, 8, 16, 20) and accuracy[-1] == metrics["winograd/acc"]
+    data = json.loads((metrics_dir / "data.json").read_text())
+    assert data["closed"]["held_out_design"] == "orientation"
+    assert data["leaky"]["held_out_design"] == "pairs"
     maps = json.loads((root / "reports/tables/winograd/maps.json").read_text())
     assert maps["variant"] == "closed-two-blocks" and len(maps["adjectives"]) == 8
     assert all(len(row["blocks"]) == 2 for row in maps["adjectives"].values())
@@ -61,3 +69,18 @@ def test_repro_scores_every_variant_and_draws_the_maps(dvc_project):
         f"winograd-score@leaky-average-{SEED}",
         f"winograd-train@leaky-average-{SEED}",
     ]
+    dvc_project.run("git", "checkout", "params.yaml")
+
+    # The held-out design is the data's: new task files, so every run comes again, and the
+    # closed models are scored on every sentence of the nouns held out (4 of 16 nouns: the
+    # 108 ordered pairs with one of them, 864 sentences).
+    def nouns(params: dict) -> None:
+        params["winograd"]["closed"]["held_out"]["design"] = "nouns"
+
+    dvc_project.edit_params(nouns, commit=False)
+    harder = dvc_project.dvc("repro", "winograd-score", "winograd-maps")
+    assert set(dvc_project.ran_stages(harder.stdout)) == {"winograd-data", "winograd-maps"} | stages
+    data = json.loads((metrics_dir / "data.json").read_text())["closed"]
+    assert data["held_out_design"] == "nouns" and data["held_out_sentences"] == 864
+    score = json.loads((metrics_dir / f"closed-two-blocks/seed-{SEED}.json").read_text())
+    assert score["winograd/sentences"] == 864

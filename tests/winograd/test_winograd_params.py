@@ -39,7 +39,7 @@ def test_six_variants_three_per_task_with_derived_sizes():
     [
         (lambda w: w["model"].update(vocab_size=40), "winograd.model: vocab_size is not set"),
         (lambda w: w["model"].update(block_size=18), "winograd.model: block_size is not set"),
-        (lambda w: w["leaky"].update(held_out_share=1.0), "winograd.leaky.held_out_share:"),
+        (lambda w: w["leaky"]["held_out"].update(share=1.0), "winograd.leaky.held_out.share:"),
         (lambda w: w["closed"].update(nouns=["dog", "cat"]), "winograd.closed.nouns:"),
         (lambda w: w["closed"].update(nounz=[]), "winograd.closed.nounz: unknown key"),
         (lambda w: w["closed"]["nouns"].append("dog"), "used twice"),

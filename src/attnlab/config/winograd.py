@@ -25,7 +25,15 @@ from attnlab.config.variants import (
     resolve_variant,
 )
 from attnlab.errors import ParamsError
-from attnlab.winograd.sentences import SENTENCE_LENGTH, Adjectives, TaskName, build_vocabulary
+from attnlab.winograd.sentences import (
+    SENTENCE_LENGTH,
+    Adjectives,
+    ClosedDesign,
+    LeakyDesign,
+    TaskName,
+    build_vocabulary,
+    nouns_held_out,
+)
 
 TASKS: tuple[TaskName, ...] = ("leaky", "closed")
 # A model reads a sentence without its last word: 17 positions.
@@ -45,19 +53,54 @@ class AdjectiveParams(Section):
         return Adjectives(tuple(self.crosser), tuple(self.crossed))
 
 
+class LeakyHeldOut(Section):
+    """E16's held-out design: ``pairs`` of animal and place, or whole ``nouns``."""
+
+    design: LeakyDesign
+    share: _Share
+
+
+class ClosedHeldOut(Section):
+    """E17's held-out design: one ``orientation`` of a pair, whole ``pairs``, or ``nouns``."""
+
+    design: ClosedDesign
+    share: _Share
+
+
 class LeakyParams(Section):
-    """E16: x from ``animals``, y from ``places``; ``held_out_share`` of the pairs held out."""
+    """E16: x from ``animals``, y from ``places``; what is held out is ``held_out``."""
 
     animals: Annotated[list[str], Field(min_length=2)]
     places: Annotated[list[str], Field(min_length=2)]
-    held_out_share: _Share
+    held_out: LeakyHeldOut
+
+    @model_validator(mode="after")
+    def _nouns_left_to_train(self) -> "LeakyParams":
+        if self.held_out.design == "nouns":
+            for key, pool in (("animals", self.animals), ("places", self.places)):
+                _check_nouns(key, pool, self.held_out.share, "leaky")
+        return self
 
 
 class ClosedParams(Section):
-    """E17: x != y from one pool; one orientation of ``held_out_share`` of the pairs held out."""
+    """E17: x != y from one pool; what is held out is ``held_out``."""
 
     nouns: Annotated[list[str], Field(min_length=3)]
-    held_out_share: _Share
+    held_out: ClosedHeldOut
+
+    @model_validator(mode="after")
+    def _nouns_left_to_train(self) -> "ClosedParams":
+        if self.held_out.design == "nouns":
+            _check_nouns("nouns", self.nouns, self.held_out.share, "closed")
+        return self
+
+
+def _check_nouns(key: str, pool: list[str], share: float, task: TaskName) -> None:
+    """Refuse a ``nouns`` design that would leave too few of ``pool`` to train on."""
+    try:
+        nouns_held_out(len(pool), share, task)
+    except ValueError as err:
+        raise ParamsError(f"held_out.share: {err} ({key})") from None
 
 
 class MapsParams(Section):

@@ -22,7 +22,7 @@ from pathlib import Path
 import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FormatStrFormatter, NullLocator
 from PIL import Image
 
 from attnlab.report.results import Point
@@ -133,6 +133,49 @@ def curves(
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(title)
+    return fig
+
+
+def log_step_curves(
+    rows: Mapping[str, Mapping[Seed, Sequence[Point]]],
+    title: str,
+    ylabel: str,
+    chance: float | None = None,
+) -> Figure:
+    """A measurement against step on a log axis: one colour per row, one line per seed.
+
+    The axis is symmetric-log (linear below 1), so step 0 has a place at the left. The
+    first seed's line is the bold one. A row without a curve is in the legend as ``not
+    run``; ``chance`` draws a dashed line at that value.
+    """
+    fig = Figure(figsize=(5.6, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    steps: set[float] = set()
+    for i, (name, runs) in enumerate(rows.items()):
+        if not runs:
+            ax.plot([], [], color=f"C{i}", ls=":", label=f"{name}: not run")
+        for j, points in enumerate(runs.values()):
+            steps.update(s for s, _ in points)
+            ax.plot(
+                [s for s, _ in points],
+                [v for _, v in points],
+                "o-",
+                color=f"C{i}",
+                ms=3 if j == 0 else 2,
+                lw=1.4 if j == 0 else 0.7,
+                alpha=1.0 if j == 0 else 0.5,
+                label=f"{name} (n = {len(runs)})" if j == 0 else None,
+            )
+    if chance is not None:
+        ax.axhline(chance, color="0.4", ls="--", lw=0.8, label=f"chance ({chance:g})")
+    ax.set_xscale("symlog", base=2, linthresh=1)
+    ax.xaxis.set_minor_locator(NullLocator())  # symlog's minor ticks crowd the linear part
+    if steps:
+        ax.set_xticks(sorted(steps), [f"{s:g}" for s in sorted(steps)], fontsize=7, rotation=45)
+        ax.set_xlim(0, max(steps))
+    ax.set(title=title, xlabel="step (log scale)", ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
     return fig
 
 

@@ -1,8 +1,9 @@
 """The sections of the Winograd task (E16, E17).
 
 Held-out accuracy at the position after ``so the`` and the share of answers that name the
-pair's other noun, per model, and the attention maps as heatmaps (rows: adjectives,
-columns: the sentence's words up to the query).
+pair's other noun, per model; that accuracy against training steps (a log axis: steps 0,
+1, 2, 4, ... and the last); and the attention maps as heatmaps (rows: adjectives, columns:
+the sentence's words up to the query).
 """
 
 from __future__ import annotations
@@ -14,12 +15,22 @@ from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
     Section,
+    Table,
+    cell,
     spread_cell,
     table_if_any,
 )
 from attnlab.report.protocol import protocol
-from attnlab.report.results import Results
-from attnlab.report.winograd import ADJECTIVE, CROSSED, CROSSER, read_maps, source
+from attnlab.report.results import Point, Results
+from attnlab.report.stats import Seed
+from attnlab.report.winograd import (
+    ADJECTIVE,
+    CROSSED,
+    CROSSER,
+    accuracy_curve,
+    read_maps,
+    source,
+)
 
 SCORE_COLUMNS = (
     "winograd/acc",
@@ -69,6 +80,9 @@ def winograd(results: Results, section: Section) -> None:
         {source(m.variant): m.label for m in models},
         f"{name}: training curves",
     )
+    along = {m.label: accuracy_curve(results, m.variant) for m in models}
+    section.tables += _accuracy_table(along, name)
+    section.figures += _accuracy_figure(along, name)
     drawn = stage_figures(results, entry)
     for path in drawn:
         section.figures.append(
@@ -107,3 +121,38 @@ def _heatmaps(results: Results, name: str, models: list[Row]) -> list[Image]:
                 )
             )
     return images
+
+
+def _accuracy_table(along: dict[str, dict[Seed, list[Point]]], name: str) -> list[Table]:
+    """Held-out accuracy at each measured step, the first seed's, one row per model."""
+    first = {label: next(iter(runs.values()), []) for label, runs in along.items()}
+    steps = sorted({step for points in first.values() for step, _ in points})
+    rows = [
+        (label, *(cell(dict(points).get(step), ".2f") for step in steps))
+        for label, points in first.items()
+    ]
+    return table_if_any(
+        f"Held-out accuracy along training, {name}",
+        ("model", *(f"step {step:g}" for step in steps)),
+        rows,
+        "The first seed's held-out accuracy, scored as the final score is, after that "
+        "many updates (step 0: the initial weights); the last column is the table above's.",
+    )
+
+
+def _accuracy_figure(along: dict[str, dict[Seed, list[Point]]], name: str) -> list[Image]:
+    """Held-out accuracy against steps for every model and seed; none when nothing ran."""
+    if not any(along.values()):
+        return []
+    fig = figures.log_step_curves(
+        along, f"{name}: held-out accuracy along training", "held-out accuracy", chance=0.5
+    )
+    return [
+        Image(
+            f"{name}: accuracy along training",
+            figures.to_data_uri(fig),
+            "Held-out accuracy after each number of updates (log axis), every seed (the "
+            "first in bold); chance for a model that knows the answer is one of the two "
+            "nouns is 0.5.",
+        )
+    ]

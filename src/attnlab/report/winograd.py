@@ -1,4 +1,4 @@
-"""The Winograd task's results as the report reads them (E16, E17): scores and maps.
+"""The Winograd task's results as the report reads them (E16, E17): scores, curves, maps.
 
 The sentence is one template of word tokens::
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.catalogue import experiments
-from attnlab.report.results import Results
+from attnlab.report.results import Point, Results
+from attnlab.report.stats import Seed
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 WORDS = tuple(TEMPLATE.split())
@@ -41,6 +42,15 @@ Maps = dict[str, MapRow]
 def source(variant: str) -> str:
     """The metrics file (under the metrics folder, no suffix) of one Winograd model."""
     return f"winograd/{variant}"
+
+
+def accuracy_curve(results: Results, variant: str) -> dict[Seed, list[Point]]:
+    """Per seed, the held-out accuracy along training of one Winograd model (empty if none).
+
+    winograd-train writes it as ``winograd/<variant>/seed-<s>/accuracy.csv`` (step,
+    accuracy) at steps 0, 1, 2, 4, ... and the last.
+    """
+    return results.curve(f"{source(variant)}/accuracy", "accuracy")
 
 
 def _maps_record(results: Results, name: str) -> Any:

@@ -15,8 +15,8 @@ def main(
     Reads: params seed, winograd.adjectives, winograd.leaky, winograd.closed.
     Writes: data/winograd/leaky.parquet and data/winograd/closed.parquet (one row per
     sentence: words, split, 18 token ids; the vocabulary in the schema metadata), and
-    reports/metrics/winograd/data.json (per task: vocabulary and its size, sentences and
-    noun pairs per split).
+    reports/metrics/winograd/data.json (per task: its held-out design and share,
+    vocabulary and its size, sentences and noun pairs per split).
     """
     loaded = load_params(params)
     cfg = loaded.winograd
@@ -24,7 +24,10 @@ def main(
     for name in ("leaky", "closed"):
         task = build_task(cfg, name, loaded.seed)
         write_task(task, paths.winograd_task(name))
+        held_out = cfg.leaky.held_out if name == "leaky" else cfg.closed.held_out
         metrics[name] = {
+            "held_out_design": held_out.design,
+            "held_out_share": held_out.share,
             "vocab_size": len(task.vocabulary),
             "train_sentences": len(task.split("train")),
             "held_out_sentences": len(task.split("held_out")),

@@ -18,6 +18,8 @@ from attnlab.training import (
     write_curve,
 )
 from attnlab.winograd.batches import WinogradSentences
+from attnlab.winograd.curve import ACCURACY, AccuracyCurve, log_spaced_steps
+from attnlab.winograd.data import read_sentences
 
 
 def main(
@@ -36,7 +38,9 @@ def main(
     reports/metrics/winograd/train/<variant>/seed-<seed>.json (train/loss: mean of the
     last 5 % of steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s,
     tokens_per_s, params, device) and reports/curves/winograd/<variant>/seed-<seed>.csv
-    (step, loss).
+    (step, loss), and reports/curves/winograd/<variant>/seed-<seed>/accuracy.csv (step,
+    accuracy: the held-out share answered right at steps 0, 1, 2, 4, ... and the last,
+    scored as winograd-score scores; its last point is the run's winograd/acc).
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     loaded = load_params(params)
@@ -47,8 +51,12 @@ def main(
     sentences = WinogradSentences(
         path, job.variant.train.batch_size, job.data_seed, job.steps, job.runtime.num_workers
     )
+    accuracy = AccuracyCurve(read_sentences(path, "held_out"), log_spaced_steps(job.steps))
     run_root = run_root_from_env()
-    result = train_variant(job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume)
+    result = train_variant(
+        job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume,
+        callbacks=[accuracy],
+    )  # fmt: skip
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, paths.winograd_model_dir(variant, seed))
@@ -57,6 +65,7 @@ def main(
         {**result.metrics, "provenance": result.provenance},
     )
     write_curve(paths.winograd_curve(variant, seed), result.curve)
+    write_curve(paths.winograd_accuracy_curve(variant, seed), accuracy.points, ACCURACY)
     result.discard_resume_state()  # only now: a failed write above can still resume
     metrics = result.metrics
     print(

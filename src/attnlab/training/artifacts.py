@@ -98,23 +98,23 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
     return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
 
 
-def write_curve(path: Path, points: list[tuple[int, float]]) -> None:
-    """Write the loss curve as a ``step,loss`` CSV (a DVC plots file).
+def write_curve(path: Path, points: list[tuple[int, float]], column: str = "loss") -> None:
+    """Write a curve as a ``step,<column>`` CSV (a DVC plots file): the loss by default.
 
-    Losses are written with ``repr``: the shortest text that reads back as the same float,
+    Values are written with ``repr``: the shortest text that reads back as the same float,
     so two curves compare bit for bit through the file.
     """
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(["step", "loss"])
-    writer.writerows((step, repr(loss)) for step, loss in points)
+    writer.writerow(["step", column])
+    writer.writerows((step, repr(value)) for step, value in points)
     write_atomically(Path(path), text.getvalue().encode("utf-8"))
 
 
-def read_curve(path: Path) -> list[tuple[int, float]]:
+def read_curve(path: Path, column: str = "loss") -> list[tuple[int, float]]:
     """Read a curve written by :func:`write_curve`."""
     with open(path, newline="", encoding="utf-8") as handle:
-        return [(int(row["step"]), float(row["loss"])) for row in csv.DictReader(handle)]
+        return [(int(row["step"]), float(row[column])) for row in csv.DictReader(handle)]
 
 
 def final_loss(points: list[tuple[int, float]], fraction: float = 0.05) -> tuple[float, int]:

@@ -27,7 +27,17 @@ two nouns. Two versions make that difference visible:
   answer was ``animal``: anything that knows which nouns are present but not their order
   answers backwards.
 
-Hold-outs are drawn per noun pair (all eight adjectives of a pair go together), from a
+What is held out is the task's difficulty knob, its *design* (:data:`DESIGNS`):
+
+- ``pairs``: noun pairs never seen together in training, in either order (E16's default;
+  on the closed task both orientations of an unordered pair go).
+- ``orientation`` (closed only, E17's default): one orientation of an unordered pair, its
+  reverse kept in training, as above.
+- ``nouns``: whole nouns that appear in no training sentence; every sentence with one of
+  them is held out. Harder than either: such a noun's embedding and output row are never
+  trained toward it, so answering it needs more than the words seen in training.
+
+Pairs are drawn per noun pair (all eight adjectives of a pair go together), from a
 generator seeded by the params seed, so the split is a pure function of the params.
 """
 
@@ -36,7 +46,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -57,6 +67,14 @@ FUNCTION_WORDS: tuple[str, ...] = tuple(dict.fromkeys(w for w in WORDS if not w.
 TaskName = Literal["leaky", "closed"]
 Split = Literal["train", "held_out"]
 Role = Literal["crosser", "crossed"]
+# What each task can hold out: the leaky task has no reversed pairs to keep.
+LeakyDesign = Literal["pairs", "nouns"]
+ClosedDesign = Literal["pairs", "orientation", "nouns"]
+Design = ClosedDesign  # every design: the closed task can hold out each
+DESIGNS: dict[TaskName, tuple[Design, ...]] = {
+    "leaky": get_args(LeakyDesign),
+    "closed": get_args(ClosedDesign),
+}
 # Each task's own stream of random draws under the one params seed: E16 and E17.
 _TASK_STREAM = {"leaky": 16, "closed": 17}
 
@@ -144,19 +162,26 @@ def decode(ids: Iterable[int], vocabulary: Sequence[str]) -> list[str]:
     return [vocabulary[i] for i in ids]
 
 
-def _hold_out(
-    candidates: list[tuple[str, str]], n_held: int, seed: int, task: TaskName, *, closed: bool
+def _hold_out_pairs(
+    candidates: list[tuple[str, str]],
+    n_held: int,
+    seed: int,
+    task: TaskName,
+    design: Design,
 ) -> set[tuple[str, str]]:
-    """Draw ``n_held`` ordered pairs to hold out, keeping every noun in training.
+    """Draw ``n_held`` candidate pairs to hold out, keeping every noun in training.
 
-    Candidates are visited in a seeded random order; one is taken only if its ``x`` still
-    has another training pair as ``x`` and its ``y`` another as ``y``, so no noun's
-    embedding goes untrained in the slot it is tested in. For the closed task each
-    candidate is an unordered pair, held out in a random orientation whose reverse stays.
+    Candidates are visited in a seeded random order; one is taken only if each ordered
+    pair it holds out leaves its ``x`` another training pair as ``x`` and its ``y`` another
+    as ``y``, so no noun's embedding goes untrained in the slot it is tested in. On the
+    closed task each candidate is an unordered pair: ``orientation`` holds out one
+    orientation, drawn at random, whose reverse stays; ``pairs`` holds out both.
     """
     rng = np.random.default_rng([seed, _TASK_STREAM[task]])
     order = rng.permutation(len(candidates))
+    # Drawn whatever the design, so that every design visits the pairs in one order.
     flips = rng.integers(0, 2, size=len(candidates))
+    closed = task == "closed"
     as_x = {x: 0 for x, _ in candidates} | {y: 0 for _, y in candidates}
     as_y = dict(as_x)
     for a, b in candidates:
@@ -166,17 +191,58 @@ def _hold_out(
             as_x[b] += 1
             as_y[a] += 1
     held: set[tuple[str, str]] = set()
+    taken = 0
     for i in order:
-        if len(held) == n_held:
+        if taken == n_held:
             break
-        x, y = candidates[i][::-1] if closed and flips[i] else candidates[i]
-        if as_x[x] > 1 and as_y[y] > 1:
-            held.add((x, y))
-            as_x[x] -= 1
-            as_y[y] -= 1
-    if len(held) < n_held:
+        a, b = candidates[i]
+        if not closed:
+            group = [(a, b)]
+        elif design == "pairs":
+            group = [(a, b), (b, a)]
+        else:
+            group = [(b, a)] if flips[i] else [(a, b)]
+        if all(as_x[x] > 1 and as_y[y] > 1 for x, y in group):
+            held.update(group)
+            taken += 1
+            for x, y in group:
+                as_x[x] -= 1
+                as_y[y] -= 1
+    if taken < n_held:
         raise ValueError(f"{task}: cannot hold out {n_held} pairs and keep every noun in training")
     return held
+
+
+def _hold_out_nouns(
+    pools: Sequence[Sequence[str]], share: float, seed: int, task: TaskName
+) -> set[str]:
+    """Draw ``share`` of each pool's nouns (at least one) to keep out of training.
+
+    Raises:
+        ValueError: a pool would have no noun left to train on.
+    """
+    rng = np.random.default_rng([seed, _TASK_STREAM[task]])
+    held: set[str] = set()
+    for pool in pools:
+        n_held = nouns_held_out(len(pool), share, task)
+        held.update(pool[i] for i in rng.permutation(len(pool))[:n_held])
+    return held
+
+
+def nouns_held_out(pool_size: int, share: float, task: TaskName) -> int:
+    """How many of a pool's nouns the ``nouns`` design holds out: ``share``, at least one.
+
+    Raises:
+        ValueError: too few nouns would be left to train on (one of each pool on the
+            leaky task, two on the closed task, whose pairs are of one pool).
+    """
+    n_held = _n_held(pool_size, share)
+    keep = 2 if task == "closed" else 1
+    if pool_size - n_held < keep:
+        raise ValueError(
+            f"holding out {n_held} of {pool_size} nouns leaves fewer than {keep} to train on"
+        )
+    return n_held
 
 
 def _sentences(
@@ -191,46 +257,71 @@ def _sentences(
 
 def _n_held(n_candidates: int, share: float) -> int:
     if not 0.0 < share < 1.0:
-        raise ValueError(f"held_out_share must be in (0, 1), got {share}")
+        raise ValueError(f"held_out share must be in (0, 1), got {share}")
     return max(1, round(share * n_candidates))
+
+
+def _check_design(task: TaskName, design: Design) -> None:
+    if design not in DESIGNS[task]:
+        raise ValueError(f"{task}: held-out design {design!r} is not one of {DESIGNS[task]}")
 
 
 def leaky_task(
     animals: Sequence[str],
     places: Sequence[str],
     adjectives: Adjectives,
-    held_out_share: float,
+    share: float,
     seed: int,
+    design: Design = "pairs",
 ) -> WinogradTask:
-    """E16: every animal/place pair with every adjective; ``held_out_share`` of pairs held out.
+    """E16: every animal/place pair with every adjective, some held out by ``design``.
+
+    ``pairs`` holds out ``share`` of the pairs; ``nouns`` that share of the
+    animals and of the places, with every sentence that has one of them.
 
     Returns:
         ``len(animals) * len(places) * 8`` sentences, animal first; held-out pairs never
         occur in training, in either order (a place never comes first).
     """
+    _check_design("leaky", design)
     vocabulary = build_vocabulary([*animals, *places], adjectives)
     pairs = list(itertools.product(animals, places))
-    held = _hold_out(pairs, _n_held(len(pairs), held_out_share), seed, "leaky", closed=False)
+    if design == "nouns":
+        nouns = _hold_out_nouns([animals, places], share, seed, "leaky")
+        held = {(x, y) for x, y in pairs if x in nouns or y in nouns}
+    else:
+        n_held = _n_held(len(pairs), share)
+        held = _hold_out_pairs(pairs, n_held, seed, "leaky", design)
     return WinogradTask("leaky", vocabulary, _sentences(pairs, held, adjectives))
 
 
 def closed_task(
-    nouns: Sequence[str], adjectives: Adjectives, held_out_share: float, seed: int
+    nouns: Sequence[str],
+    adjectives: Adjectives,
+    share: float,
+    seed: int,
+    design: Design = "orientation",
 ) -> WinogradTask:
     """E17: every ordered pair of distinct nouns with every adjective.
 
-    ``held_out_share`` of the unordered pairs ``{a, b}`` have one orientation, drawn at
-    random, held out; the other orientation stays in training.
+    ``orientation``: ``share`` of the unordered pairs ``{a, b}`` have one
+    orientation, drawn at random, held out; the other orientation stays in training.
+    ``pairs``: both orientations go. ``nouns``: that share of the nouns, with every
+    sentence that has one of them.
 
     Returns:
         ``n * (n - 1) * 8`` sentences for ``n`` nouns (16 * 15 * 8 = 1920).
     """
+    _check_design("closed", design)
     vocabulary = build_vocabulary(nouns, adjectives)
-    unordered = list(itertools.combinations(nouns, 2))
-    held = _hold_out(
-        unordered, _n_held(len(unordered), held_out_share), seed, "closed", closed=True
-    )
-    ordered = itertools.permutations(nouns, 2)
+    ordered = list(itertools.permutations(nouns, 2))
+    if design == "nouns":
+        unseen = _hold_out_nouns([nouns], share, seed, "closed")
+        held = {(x, y) for x, y in ordered if x in unseen or y in unseen}
+    else:
+        unordered = list(itertools.combinations(nouns, 2))
+        n_held = _n_held(len(unordered), share)
+        held = _hold_out_pairs(unordered, n_held, seed, "closed", design)
     return WinogradTask("closed", vocabulary, _sentences(ordered, held, adjectives))
 
 
@@ -238,6 +329,9 @@ def build_task(params: WinogradParams, task: TaskName, seed: int) -> WinogradTas
     """Generate every sentence of ``task`` with its split from params ``winograd``, by ``seed``."""
     adjectives = params.adjectives.adjectives()
     if task == "leaky":
-        cfg = params.leaky
-        return leaky_task(cfg.animals, cfg.places, adjectives, cfg.held_out_share, seed)
-    return closed_task(params.closed.nouns, adjectives, params.closed.held_out_share, seed)
+        cfg, held_out = params.leaky, params.leaky.held_out
+        return leaky_task(
+            cfg.animals, cfg.places, adjectives, held_out.share, seed, held_out.design
+        )
+    held_out = params.closed.held_out
+    return closed_task(params.closed.nouns, adjectives, held_out.share, seed, held_out.design)
