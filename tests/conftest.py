@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,18 @@ class DvcProject:
         if commit:
             self.run("git", "commit", "-qam", "shrink params for the test")
 
+    def fan_out(self, *targets: str, jobs: int = 2) -> list[str]:
+        """Run ``attnlab repro --jobs`` on ``targets``: the stages it ran, as they finished.
+
+        The fan-out runs each stage as a real ``dvc repro --single-item`` (tests/fanout
+        checks that it records what a serial ``dvc repro`` does), so a test whose subject
+        is not the serial order gets independent stages run side by side.
+        """
+        attnlab = str(Path(sys.executable).parent / "attnlab")
+        done = self.run(attnlab, "repro", "--jobs", str(jobs), *targets)
+        ran = [line for line in done.stdout.splitlines() if ": ran in " in line]
+        return [line.split("] ", 1)[1].split(":", 1)[0] for line in ran]  # "[3/8] <stage>: ..."
+
     def ran_stages(self, output: str) -> list[str]:
         """The stages a ``dvc repro`` / ``dvc exp run`` output says it ran."""
         return [
@@ -175,27 +188,42 @@ def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
     return _new_project(tmp_path, corpus_mirror)
 
 
+@dataclass(frozen=True)
+class DataStagesRun:
+    """The session's one ``dvc repro tokenize`` in a fresh ``dvc_project``.
+
+    Attributes:
+        root: The project, its data stages run and committed.
+        ran: The stages that repro ran, in its order (tests/data checks them).
+    """
+
+    root: Path
+    ran: list[str]
+
+
 @pytest.fixture(scope="session")
-def _tokenized_project(tmp_path_factory: pytest.TempPathFactory, corpus_mirror: Path) -> Path:
+def data_stages_run(tmp_path_factory: pytest.TempPathFactory, corpus_mirror: Path) -> DataStagesRun:
     """A ``dvc_project`` whose data stages ran once, by the real ``dvc repro tokenize``."""
     project = _new_project(tmp_path_factory.mktemp("tokenized"), corpus_mirror)
-    project.dvc("repro", "tokenize")
+    ran = project.ran_stages(project.dvc("repro", "tokenize").stdout)
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "the data stages")
-    return project.root
+    return DataStagesRun(project.root, ran)
 
 
 @pytest.fixture
-def tokenized_project(tmp_path: Path, corpus_mirror: Path, _tokenized_project: Path) -> DvcProject:
+def tokenized_project(
+    tmp_path: Path, corpus_mirror: Path, data_stages_run: DataStagesRun
+) -> DvcProject:
     """``dvc_project`` with its data stages (download, bpe, tokenize) run and committed.
 
     For the tests of what comes after the data: the data stages run once a session
-    (tests/data tests them), and each test gets its own copy of that project: its git
+    (tests/data tests that run), and each test gets its own copy of that project: its git
     history, DVC cache and workspace, but not DVC's locks and state under ``.dvc/tmp``.
     """
     root = tmp_path / "project"
     shutil.copytree(
-        _tokenized_project,
+        data_stages_run.root,
         root,
         symlinks=True,
         ignore=lambda folder, names: ["tmp"] if Path(folder).name == ".dvc" else [],

@@ -7,7 +7,6 @@ and a serial ``dvc repro`` then finds nothing to do.
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -95,13 +94,6 @@ def _assert_along_ends_where_the_record_does(root: Path) -> None:
                 assert values[0] == pytest.approx(record[key], rel=1e-9), key
 
 
-def _ran_by_fan_out(project, targets: list[str]) -> set[str]:
-    attnlab = str(Path(sys.executable).parent / "attnlab")
-    done = project.run(attnlab, "repro", "--jobs", "2", *targets)
-    ran = [line for line in done.stdout.splitlines() if ": ran in " in line]
-    return {line.split("] ")[1].split(":")[0] for line in ran}  # "[3/8] <stage>: ran in ..."
-
-
 def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
     project = tokenized_project
     project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
@@ -109,7 +101,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
     # Only these variants' stages (and what they need): other sections of params.yaml
     # name variants, so the catalogue stays whole and only the targets are narrowed.
     targets = [f"evaluate@{name}-{SEED}" for name in KEEP]
-    ran = _ran_by_fan_out(project, targets)
+    ran = set(project.fan_out(*targets))
     assert set(targets) <= ran
     assert {f"train@{name}-{SEED}" for name in KEEP} == {s for s in ran if s.startswith("train@")}
 
