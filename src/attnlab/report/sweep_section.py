@@ -31,8 +31,8 @@ FIGURE_CAPTIONS = {
     "intermediate_values": "Each trial's val/ppl curve; the pruned ones stop early.",
 }
 OFFLINE_HINT = (
-    "W&B runs by id, no link: params runtime.wandb.entity is empty (an offline run, or the API "
-    "key's default entity). `wandb sync $ATTNLAB_RUN_ROOT/wandb/wandb/offline-run-*-<id>` "
+    "W&B runs by id, no link: runtime.wandb.entity (runtime.yaml) is empty (an offline run, or the "
+    "API key's default entity). `wandb sync $ATTNLAB_RUN_ROOT/wandb/wandb/offline-run-*-<id>` "
     "(or under $WANDB_DIR/wandb) uploads an offline one."
 )
 
