@@ -122,3 +122,23 @@ def test_the_data_stage_refuses_a_bad_design_before_any_work(tmp_path):
     assert done.stderr.startswith("error: ") and "winograd.leaky.held_out.design" in done.stderr
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == sorted(p.name for p in params_files(tmp_path / "params.yaml"))
+
+
+def test_a_held_out_share_no_split_fits_is_refused_naming_it_and_writes_nothing(tmp_path):
+    # Whether every noun can stay in training is only known once the pairs are drawn.
+    params = copy.deepcopy(PARAMS)
+    params["winograd"]["leaky"]["held_out"] = {"design": "pairs", "share": 0.9}
+    write_params_mapping(tmp_path / "params.yaml", params)
+    done = subprocess.run(
+        [sys.executable, "-m", "attnlab.stages.winograd_data"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    expected = "error: winograd.leaky.held_out: cannot hold out 58 pairs and keep every noun"
+    assert done.stderr.startswith(expected), done.stderr
+    assert "Traceback" not in done.stderr
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in params_files(tmp_path / "params.yaml"))
