@@ -107,17 +107,21 @@ def test_a_bad_design_is_refused_naming_its_key(edit, expected):
     assert expected in str(caught.value)
 
 
-def test_the_data_stage_refuses_a_bad_design_before_any_work(tmp_path):
-    params = copy.deepcopy(PARAMS)
-    _design("leaky", "orientation")(params["winograd"])
-    write_params_mapping(tmp_path / "params.yaml", params)
-    done = subprocess.run(
+def _run_data_stage(project: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "attnlab.stages.winograd_data"],
-        cwd=tmp_path,
+        cwd=project,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_the_data_stage_refuses_a_bad_design_before_any_work(tmp_path):
+    params = copy.deepcopy(PARAMS)
+    _design("leaky", "orientation")(params["winograd"])
+    write_params_mapping(tmp_path / "params.yaml", params)
+    done = _run_data_stage(tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and "winograd.leaky.held_out.design" in done.stderr
     written = sorted(p.name for p in tmp_path.iterdir())
@@ -129,13 +133,7 @@ def test_a_held_out_share_no_split_fits_is_refused_naming_it_and_writes_nothing(
     params = copy.deepcopy(PARAMS)
     params["winograd"]["leaky"]["held_out"] = {"design": "pairs", "share": 0.9}
     write_params_mapping(tmp_path / "params.yaml", params)
-    done = subprocess.run(
-        [sys.executable, "-m", "attnlab.stages.winograd_data"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _run_data_stage(tmp_path)
     assert done.returncode == 2, done.stderr
     expected = "error: winograd.leaky.held_out: cannot hold out 58 pairs and keep every noun"
     assert done.stderr.startswith(expected), done.stderr
