@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.data.download import fetch_corpus, sha256_of
@@ -160,10 +161,34 @@ def _project_env(tmp_path: Path, corpus_mirror: Path) -> dict[str, str]:
     }
 
 
+def _recorded_runs() -> tuple[str, ...]:
+    """The outputs of the record's training runs: what ``dvc.lock``'s train@ and evaluate@ hold.
+
+    Without the lock they are orphans of no stage, and the record's seeds would join a
+    test's runs (three recorded seeds turn a test's n = 1 into n = 3). The record's other
+    outputs stay: the report stage reads their folders (reports/tables) as dependencies.
+    """
+    lock_path = PROJECT_ROOT / "dvc.lock"
+    if not lock_path.is_file():
+        return ()
+    stages = yaml.safe_load(lock_path.read_text())["stages"]
+    return tuple(
+        out["path"]
+        for name, stage in stages.items()
+        if name.startswith(("train@", "evaluate@"))
+        for out in stage.get("outs", [])
+    )
+
+
+def _is_under(name: str, paths: tuple[str, ...]) -> bool:
+    return any(name == path or name.startswith(f"{path}/") for path in paths)
+
+
 def _new_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
     root = tmp_path / "project"
+    recorded = _recorded_runs()
     for name in _project_files():
-        if name == "dvc.lock":
+        if name == "dvc.lock" or _is_under(name, recorded):
             continue
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -180,10 +205,11 @@ def _new_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
 def dvc_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
     """A copy of the project (tracked and untracked-but-not-ignored files) in a new git repo.
 
-    ``dvc.lock`` is dropped so every stage really runs, and ``seeds`` holds only its first
-    seed, so each variant trains once; ``python`` on the PATH is this
-    test's interpreter, so stage commands import the attnlab under test. W&B is offline
-    and writes, like every run artefact, under ``tmp_path``.
+    ``dvc.lock`` and the record's runs are dropped so every stage really runs and a test's
+    runs are the only ones, and ``seeds`` holds only its first seed, so each variant trains
+    once; ``python`` on the PATH is this test's interpreter, so stage commands import the
+    attnlab under test. W&B is offline and writes, like every run artefact, under
+    ``tmp_path``.
     """
     return _new_project(tmp_path, corpus_mirror)
 
