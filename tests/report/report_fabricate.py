@@ -49,6 +49,7 @@ def inputs(reports: Path) -> ReportInputs:
         reports / "sweeps",
         PARAMS,
         ALIASES,
+        tuple(VARIANTS),
     )
 
 

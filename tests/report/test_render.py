@@ -4,12 +4,14 @@ The fabricated runs train every variant under two seeds (report_fabricate.SEEDS)
 """
 
 import re
+import shutil
 from html.parser import HTMLParser
 
 import pytest
-from report_fabricate import VARIANTS, inputs, write_run
+from report_fabricate import SEEDS, VARIANTS, inputs, write_run
 
 from attnlab.report import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, build_report
+from attnlab.report.results import load_results
 from attnlab.report.sections import STORY
 
 
@@ -183,3 +185,25 @@ def test_a_stale_file_without_a_seed_beside_seeded_ones_is_ignored_and_said(tmp_
     assert "metrics ladder-mlp/eval: a file without a seed beside per-seed files" in (
         report.markdown
     )
+
+
+def test_a_trained_row_with_only_an_unseeded_file_pairs_with_nothing(tmp_path):
+    # E11's warmup row once stood only as the layout before seeds; paired with every seed
+    # of norm-pre, it decided E11.3 on one stale run.
+    reports = write_run(tmp_path / "reports", only={"E11"})
+    warmup = reports / "metrics/norm-pre-warmup"
+    shutil.rmtree(warmup)
+    (warmup / "eval.json").parent.mkdir(parents=True)
+    (warmup / "eval.json").write_text('{"val/ppl": 1.0}')
+    (reports / "metrics/probes").mkdir(exist_ok=True)
+    (reports / "metrics/probes/e99.json").write_text('{"value": 2.0}')
+    results = load_results(inputs(reports))
+    assert "norm-pre-warmup/eval" not in results.metrics
+    assert results.metrics["probes/e99"] == {None: {"value": 2.0}}  # an exact value stays
+    assert results.metrics["norm-pre/eval"].keys() == set(SEEDS)
+    assert "metrics norm-pre-warmup/eval: a trained run's file without a seed" in (
+        "\n".join(results.problems)
+    )
+    report = build_report(inputs(reports))
+    e11_3 = next(v for v in report.verdicts if v.claim.id == "E11.3")
+    assert e11_3.status == NOT_RUN

@@ -49,6 +49,8 @@ class ReportInputs:
             ``choice``, that variant's value of every searched axis, and ``references``,
             the study's reference trials).
         aliases: params ``aliases``: each alias row and the variant whose runs it reads.
+        variants: params ``variants``' names: the rows trained once per seed, so a file of
+            theirs without a seed is a stale record, never a value for every seed.
     """
 
     metrics: Path
@@ -58,6 +60,7 @@ class ReportInputs:
     sweeps: Path
     params: dict[str, Any] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    variants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,8 +192,9 @@ def load_results(inputs: ReportInputs) -> Results:
         if curve is not None:
             owner, seed = split_seed(_name(path, inputs.curves))
             results.curves.setdefault(owner, {})[seed] = {curve[0]: curve[1]}
-    _drop_unseeded_beside_seeded(results.metrics, "metrics", results.problems)
-    _drop_unseeded_beside_seeded(results.curves, "curves", results.problems)
+    for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
+        _drop_unseeded_beside_seeded(found, kind, results.problems)
+        _drop_unseeded_runs(found, kind, set(inputs.variants), results.problems)
     for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
         _drop_alias_files(found, kind, results.aliases, results.problems)
     for path in _files(inputs.tables, ".tsv"):
@@ -222,6 +226,25 @@ def _drop_unseeded_beside_seeded(found: dict[str, dict], kind: str, problems: li
             problems.append(
                 f"{kind} {source}: a file without a seed beside per-seed files, "
                 "ignored (a stale record of the layout before seeds?)"
+            )
+
+
+def _drop_unseeded_runs(
+    found: dict[str, dict], kind: str, variants: set[str], problems: list[str]
+) -> None:
+    """A trained variant's source with only a file without a seed is dropped.
+
+    Every training run writes per seed, so such a file is a run of the layout before
+    seeds. Kept, it would read as recorded once, an exact computation, and pair with
+    every seed of the row it is compared with: one stale run standing in for runs never
+    made.
+    """
+    for source in [s for s, runs in found.items() if s.partition("/")[0] in variants]:
+        if set(found[source]) == {None}:
+            del found[source]
+            problems.append(
+                f"{kind} {source}: a trained run's file without a seed, ignored (every "
+                "run writes per seed: a stale record of the layout before seeds?)"
             )
 
 

@@ -50,6 +50,7 @@ def main(
             },
         },
         aliases=dict(loaded.aliases),
+        variants=tuple(loaded.variants),
     )
     report = build_report(inputs)
     paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
