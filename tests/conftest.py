@@ -162,7 +162,7 @@ def _project_env(tmp_path: Path, corpus_mirror: Path) -> dict[str, str]:
 
 
 def _recorded_runs() -> tuple[str, ...]:
-    """The outputs of the record's training runs: what ``dvc.lock``'s train@ and evaluate@ hold.
+    """The outputs of the record's runs: what ``dvc.lock``'s train@, evaluate@, sweep-check@ hold.
 
     Without the lock they are orphans of no stage, and the record's seeds would join a
     test's runs (three recorded seeds turn a test's n = 1 into n = 3). The record's other
@@ -175,7 +175,7 @@ def _recorded_runs() -> tuple[str, ...]:
     return tuple(
         out["path"]
         for name, stage in stages.items()
-        if name.startswith(("train@", "evaluate@"))
+        if name.startswith(("train@", "evaluate@", "sweep-check@"))
         for out in stage.get("outs", [])
     )
 
