@@ -155,7 +155,11 @@ def test_the_rules_read_the_catalogues_own_choices_from_params():
 def test_a_choice_below_every_trial_says_so():
     found = answer([dk(0, 50.0, 300, True)], Choice("dk-128-scaled", DK_CHOICE.values, 45.0, 2))
     assert found.numbers["choice/rank"] == 1 and found.numbers["choice/near_best"] is True
-    assert "rank 1 of 1 completed trials: 10 % below the best trial, trial 0" in found.sentences[0]
+    # The variant's own value is not a trial: it ranks among the trials and itself.
+    assert (
+        "rank 1 of 2 with the 1 completed trial: 10 % below the best trial, trial 0"
+        in found.sentences[0]
+    )
 
 
 DK_32 = {"d_head": 32, "scale_scores": True}  # params sweeps.studies.dk.references[0]

@@ -87,9 +87,14 @@ def _trial(trial: Trial) -> str:
     return f"trial {trial.number} ({_values(trial.params)}; val/ppl {fmt(trial.value or 0.0)})"
 
 
+def _choice_trial(done: Sequence[Trial], choice: Choice) -> Trial | None:
+    """The best completed trial that has the choice's values, if any."""
+    return _best([t for t in done if all(t.params.get(k) == v for k, v in choice.values.items())])
+
+
 def _choice_value(done: Sequence[Trial], choice: Choice) -> tuple[float | None, str]:
     """The choice's val/ppl and where it comes from: a trial with its values, or the variant."""
-    same = _best([t for t in done if all(t.params.get(k) == v for k, v in choice.values.items())])
+    same = _choice_trial(done, choice)
     if same is not None:
         return same.value, f"trial {same.number}, which has its values"
     if choice.measured is not None:
@@ -120,10 +125,21 @@ def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str]
             "its values and its variant was not evaluated at the study's budget."
         ], {"choice/val_ppl": None}
     rank, over, where = _standing(done, best, value)
-    return [
-        f"{named}: val/ppl {fmt(value)} ({source}), rank {rank} of {len(done)} completed "
-        f"trials: {where}."
-    ], {"choice/val_ppl": value, "choice/rank": rank, "choice/over_best": over}
+    # A value from the variant's own runs is not one of the trials: it ranks among n + 1.
+    among = (
+        f"rank {rank} of {len(done)} completed trials"
+        if _choice_trial(done, choice) is not None
+        else f"rank {rank} of {len(done) + 1} with the {_count(len(done), 'completed trial')}"
+    )
+    return [f"{named}: val/ppl {fmt(value)} ({source}), {among}: {where}."], {
+        "choice/val_ppl": value,
+        "choice/rank": rank,
+        "choice/over_best": over,
+    }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _dk(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], dict]:
