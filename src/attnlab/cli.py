@@ -75,6 +75,14 @@ def repro_command(
     name: Annotated[
         str | None, typer.Option("--name", "-n", help="The experiment's name (with -S).")
     ] = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="Skip stages whose only change is absent data (models not in the cache), "
+            "as `dvc repro --allow-missing`.",
+        ),
+    ] = False,
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -85,7 +93,9 @@ def repro_command(
     each stage sees one device (CUDA_VISIBLE_DEVICES). Ctrl-C or SIGTERM stops every stage
     at its next step (training saves its checkpoint first); rerunning continues. With
     `-S`, params.yaml is changed as `dvc exp run -S` would, and the result is saved with
-    `dvc exp save` so that `dvc exp show` lists it. Stage logs: .dvc/tmp/attnlab-repro/.
+    `dvc exp save` so that `dvc exp show` lists it. With `--allow-missing` a stage whose
+    only change is absent data is current, so a fresh clone of the record runs only what
+    your changes made stale. Stage logs: .dvc/tmp/attnlab-repro/.
     """
     from attnlab.fanout import repro
 
@@ -96,6 +106,7 @@ def repro_command(
         per_device=per_device,
         set_params=set_param or (),
         name=name,
+        allow_missing=allow_missing,
     )
     if result.signal is not None:
         sys.exit(128 + result.signal)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from attnlab.fanout import read_plan
 from attnlab.training import load_checkpoint_file, load_trained_model
 
 pytestmark = pytest.mark.slow
@@ -120,6 +121,26 @@ def test_the_fan_out_records_what_a_serial_repro_records_and_then_runs_nothing(f
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(project.ran_stages(done.stdout)) == STAGES
     assert _record(project.root) == fanned
+
+
+def test_allow_missing_runs_only_what_an_edit_made_stale_where_no_model_is_kept(
+    project, monkeypatch
+):
+    _fan_out(project, "--jobs", "2", *TARGETS)
+    # A fresh clone of that record: its models neither here nor in DVC's cache.
+    shutil.rmtree(project.root / "data/models")
+    shutil.rmtree(project.root / ".dvc/cache")
+    monkeypatch.chdir(project.root)  # DVC resolves stage names from the working directory
+    assert set(read_plan(project.root, TARGETS).order) == STAGES  # plain: everything again
+    out = _fan_out(project, "--allow-missing", *TARGETS)
+    assert "0 stages to bring up to date" in out and ": ran in " not in out
+
+    project.edit_params(lambda p: p["variants"]["ladder-mlp"].update(train={"lr": 0.002}))
+    out = _fan_out(project, "--allow-missing", "--jobs", "2", *TARGETS)
+    assert "1 stages to bring up to date" in out, out
+    assert f"train@ladder-mlp-{SEED}: ran in " in out and "ladder-no-context" not in out
+    trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
+    assert trained.variant.train.lr == 0.002
 
 
 def _wait_for(condition, timeout_s: float, what: str) -> None:

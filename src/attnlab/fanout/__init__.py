@@ -51,6 +51,7 @@ def repro(
     per_device: int = 4,
     set_params: Sequence[str] = (),
     name: str | None = None,
+    allow_missing: bool = False,
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -62,6 +63,8 @@ def repro(
         per_device: Stages that share one GPU.
         set_params: ``-S`` overrides; when given, the run is saved as a DVC experiment.
         name: The experiment's name (with ``set_params``; default: DVC's random style).
+        allow_missing: Skip stages whose only change is data absent here, as ``dvc repro
+            --allow-missing`` does (a fresh clone of the record has no models).
         out: Where the progress lines go.
 
     Raises:
@@ -76,8 +79,8 @@ def repro(
         apply_params(root, set_params)
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
-    plan = read_plan(root, targets)
-    result = FanOut(root, plan, resources, environ, out).run()
+    plan = read_plan(root, targets, allow_missing=allow_missing)
+    result = FanOut(root, plan, resources, environ, out, allow_missing).run()
     if experiment is not None and result.ok:
         save_experiment(root, experiment, plan.order or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)

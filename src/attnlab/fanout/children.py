@@ -28,9 +28,10 @@ _SKIPPED = "didn't change, skipping"
 _RESTORED = "is cached - skipping run"  # DVC's run cache had these exact inputs' outputs
 
 
-def repro_command(stage: str) -> list[str]:
+def repro_command(stage: str, allow_missing: bool = False) -> list[str]:
     """The command that reproduces ``stage`` alone, with this interpreter's DVC."""
-    return [sys.executable, "-m", "dvc", "--wait-for-lock", "repro", "--single-item", stage]
+    command = [sys.executable, "-m", "dvc", "--wait-for-lock", "repro", "--single-item"]
+    return [*command, "--allow-missing", stage] if allow_missing else [*command, stage]
 
 
 @dataclass
@@ -60,12 +61,13 @@ class Child:
         env: dict[str, str],
         device: str | None,
         attempt: int,
+        allow_missing: bool = False,
     ) -> "Child":
         """Start reproducing ``stage`` in ``root``; output goes to ``log`` (appended)."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as handle:
             process = subprocess.Popen(
-                repro_command(stage),
+                repro_command(stage, allow_missing),
                 cwd=root,
                 env=env,
                 stdin=subprocess.DEVNULL,

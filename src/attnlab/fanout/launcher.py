@@ -81,6 +81,7 @@ class FanOut:
         resources: Jobs, threads per job and GPUs.
         environ: The environment children inherit (with their threads and device set).
         out: Where the progress lines go.
+        allow_missing: Each stage runs as ``dvc repro --allow-missing``.
     """
 
     root: Path
@@ -88,6 +89,7 @@ class FanOut:
     resources: Resources
     environ: Mapping[str, str]
     out: TextIO = sys.stdout
+    allow_missing: bool = False
     _running: dict[str, Child] = field(default_factory=dict)
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
@@ -142,7 +144,7 @@ class FanOut:
                 log.unlink(missing_ok=True)  # a previous fan-out's log
             env = self.resources.child_environment(self.environ, device)
             self._running[name] = Child.start(
-                name, self.root, log, env, device, self._attempts[name]
+                name, self.root, log, env, device, self._attempts[name], self.allow_missing
             )
 
     def _collect(self, result: FanOutResult) -> None:

@@ -7,7 +7,10 @@ expands to, which outputs feed which dependencies, and what its lock file record
 
 A stage is *planned* when DVC says it changed, or when anything upstream of it is planned
 (its inputs may change when that runs). A planned stage whose inputs come out unchanged is
-skipped by DVC itself when its turn comes, exactly as in a serial ``dvc repro``.
+skipped by DVC itself when its turn comes, exactly as in a serial ``dvc repro``. With
+``allow_missing``, a stage whose only change is data absent here (an output not in the
+cache, or an input whose producer is current) is current, as in ``dvc repro
+--allow-missing``: a fresh clone of a recorded pipeline plans only what its edits made stale.
 """
 
 import time
@@ -75,13 +78,16 @@ def prune(
     return StagePlan(kept, {name: frozenset(waits[name]) for name in kept})
 
 
-def read_plan(root: Path, targets: Sequence[str], lock_retries: int = 10) -> StagePlan:
+def read_plan(
+    root: Path, targets: Sequence[str], lock_retries: int = 10, allow_missing: bool = False
+) -> StagePlan:
     """Ask DVC which of ``targets`` (and their upstream stages) are not up to date.
 
     Args:
         root: The DVC project.
         targets: Stage names or ``dvc.yaml`` addresses as ``dvc repro`` takes them; empty
             means every stage of the pipeline.
+        allow_missing: Count a stage whose only change is absent data as up to date.
         lock_retries: Attempts while another DVC process holds a lock on a stage's
             outputs (DVC's status takes them too), waiting 1, 2, 4 ... up to 30 s between.
 
@@ -94,7 +100,7 @@ def read_plan(root: Path, targets: Sequence[str], lock_retries: int = 10) -> Sta
 
     for attempt in range(lock_retries):
         try:
-            return _ask_dvc(root, targets)
+            return _ask_dvc(root, targets, allow_missing)
         except LockError:
             if attempt == lock_retries - 1:
                 raise AttnlabError(f"dvc's locks under {root}/.dvc/tmp stayed taken") from None
@@ -106,7 +112,7 @@ def read_plan(root: Path, targets: Sequence[str], lock_retries: int = 10) -> Sta
     raise AssertionError("unreachable: the loop returns or raises")
 
 
-def _ask_dvc(root: Path, targets: Sequence[str]) -> StagePlan:
+def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
     import networkx as nx
     from dvc.repo import Repo
 
@@ -127,6 +133,20 @@ def _ask_dvc(root: Path, targets: Sequence[str]) -> StagePlan:
         # a shared upstream stage again for every stage below it: 40 s of planning for
         # the whole pipeline at one seed, against 3 s.
         changed = repo.status(targets=list(targets) or None, with_deps=True)
+        if allow_missing:
+            # DVC's own test of `dvc repro --allow-missing`, asked only of the stages the
+            # status pass named: their upstream stages tell a producer's new output (stale)
+            # from one merely absent here (current).
+            by_name = {stage.addressing: stage for stage in stages}
+            with repo.lock:  # a stage's checks read its files under the repository lock
+                changed = [
+                    name
+                    for name in changed
+                    if name in by_name
+                    and by_name[name].changed(
+                        allow_missing=True, upstream=list(graph.successors(by_name[name]))
+                    )
+                ]
     sub = graph.subgraph(stages)
     order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
     upstream = {
