@@ -92,9 +92,8 @@ def _choice_trial(done: Sequence[Trial], choice: Choice) -> Trial | None:
     return _best([t for t in done if all(t.params.get(k) == v for k, v in choice.values.items())])
 
 
-def _choice_value(done: Sequence[Trial], choice: Choice) -> tuple[float | None, str]:
-    """The choice's val/ppl and where it comes from: a trial with its values, or the variant."""
-    same = _choice_trial(done, choice)
+def _choice_value(same: Trial | None, choice: Choice) -> tuple[float | None, str]:
+    """The choice's val/ppl and its source: ``same`` (its trial), else the variant's runs."""
     if same is not None:
         return same.value, f"trial {same.number}, which has its values"
     if choice.measured is not None:
@@ -117,7 +116,8 @@ def _standing(done: Sequence[Trial], best: Trial, value: float) -> tuple[int, fl
 
 
 def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], dict]:
-    value, source = _choice_value(done, choice)
+    same = _choice_trial(done, choice)
+    value, source = _choice_value(same, choice)
     named = f"The catalogue's choice ({choice.variant}: {_values(choice.values)})"
     if value is None:
         return [
@@ -128,7 +128,7 @@ def _rank(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str]
     # A value from the variant's own runs is not one of the trials: it ranks among n + 1.
     among = (
         f"rank {rank} of {len(done)} completed trials"
-        if _choice_trial(done, choice) is not None
+        if same is not None
         else f"rank {rank} of {len(done) + 1} with the {_count(len(done), 'completed trial')}"
     )
     return [f"{named}: val/ppl {fmt(value)} ({source}), {among}: {where}."], {
@@ -153,7 +153,7 @@ def _dk(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], 
         "divided/best": divided.value if divided else None,
         "undivided/best": undivided.value if undivided else None,
     }
-    value, _ = _choice_value(done, choice)
+    value, _ = _choice_value(_choice_trial(done, choice), choice)
     if value is None:
         near = None
         sentences.append("Whether the catalogue's choice is near the best: not measured.")
