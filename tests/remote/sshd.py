@@ -5,7 +5,7 @@ foreground on a free port of 127.0.0.1 with a host key and a client key generate
 test, public-key login only, SFTP served in-process (what dvc-ssh speaks). Under root it
 runs and logs in as root (OpenSSH refuses the locked service accounts, and as root it needs
 its privilege-separation folder, which Debian's service would make); otherwise as the
-current user. Nothing here skips: a server that cannot start fails the test.
+current user. A server that cannot start fails the test.
 """
 
 import getpass
@@ -37,11 +37,10 @@ class SshServer:
     storage: Path
 
 
-def _sshd() -> str:
+def find_sshd() -> str | None:
+    """The absolute path of ``sshd`` (it re-executes itself, so it needs one), or None."""
     found = shutil.which("sshd") or "/usr/sbin/sshd"
-    if not os.access(found, os.X_OK):
-        raise RuntimeError("no sshd: apt-get install openssh-server (.ci/run installs it)")
-    return found  # sshd re-executes itself, so it must be started by its absolute path
+    return found if os.access(found, os.X_OK) else None
 
 
 def _free_port() -> int:
@@ -89,13 +88,16 @@ def ssh_server(root: Path) -> Iterator[SshServer]:
         "StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         "UsePAM no\nSubsystem sftp internal-sftp\n"
     )
+    sshd = find_sshd()
+    if sshd is None:
+        raise RuntimeError("no sshd: apt-get install openssh-server (.ci/run installs it)")
     if os.geteuid() == 0:
         _PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
     log = root / "sshd.log"
     with log.open("w") as log_file:
         # -D: stay in the foreground (our child, stopped below); -e: log to the file.
         server = subprocess.Popen(
-            [_sshd(), "-D", "-e", "-f", str(config)], stdout=log_file, stderr=subprocess.STDOUT
+            [sshd, "-D", "-e", "-f", str(config)], stdout=log_file, stderr=subprocess.STDOUT
         )
     try:
         _wait_listening(port, server, log)
