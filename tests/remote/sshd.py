@@ -1,4 +1,4 @@
-"""A real OpenSSH server on loopback, a DVC remote for the round-trip tests (README, "Remote").
+"""A real OpenSSH server on loopback: the DVC remote of the round-trip test (README, remotes).
 
 The server is Debian's ``openssh-server`` (``.ci/run`` installs it): ``sshd`` started in the
 foreground on a free port of 127.0.0.1 with a host key and a client key generated for the
