@@ -127,6 +127,16 @@ class DvcProject:
         ran = [line for line in done.stdout.splitlines() if ": ran in " in line]
         return [line.split("] ", 1)[1].split(":", 1)[0] for line in ran]  # "[3/8] <stage>: ..."
 
+    def clone(self, root: Path, commit: str = "HEAD") -> "DvcProject":
+        """A ``git clone`` of this project into ``root`` at ``commit``, as another machine gets it.
+
+        Git's files only: no DVC cache, no outputs DVC tracks, no ``.dvc/config.local``.
+        """
+        self.run("git", "clone", "-q", str(self.root), str(root))
+        clone = DvcProject(root, self.env)
+        clone.run("git", "checkout", "-q", commit)
+        return clone
+
     def ran_stages(self, output: str) -> list[str]:
         """The stages a ``dvc repro`` / ``dvc exp run`` output says it ran."""
         return [
