@@ -7,10 +7,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _setup_commands() -> list[str]:
+def _setup_section() -> str:
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Set-up: two commands", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```bash\n(.+?)\n```", section, flags=re.S)
+    return readme.split("## Set-up: two commands", 1)[1].split("\n## ", 1)[0]
+
+
+def _setup_commands() -> list[str]:
+    return re.findall(r"```bash\n(.+?)\n```", _setup_section(), flags=re.S)
 
 
 def test_set_up_is_exactly_two_one_line_commands():
@@ -19,6 +22,12 @@ def test_set_up_is_exactly_two_one_line_commands():
     install_and_run, install_and_test = commands
     assert install_and_run.endswith("attnlab repro")
     assert install_and_test.endswith("pytest")
+
+
+def test_set_up_says_how_to_install_the_cpu_build_of_the_pinned_torch():
+    pin = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    cpu = f"pip install {pin} --index-url https://download.pytorch.org/whl/cpu"
+    assert cpu in _setup_section()
 
 
 def test_ci_runs_the_readmes_test_command_verbatim():

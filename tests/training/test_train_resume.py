@@ -52,6 +52,20 @@ def _stop_after_first_checkpoint(project, sig: int) -> str:
     return stop_after_first_checkpoint(project, VARIANT, sig, "--keep-checkpoint")
 
 
+def _one_run_in_two_segments(project) -> tuple[dict, dict]:
+    """The offline segments of the stopped run and of its rerun, checked to be one W&B run.
+
+    The rerun's segment has the stopped run's id (the folder names it, even when W&B
+    wrote none of its records) and asks W&B to resume it, so one ``wandb sync`` of both
+    uploads them, in order, as one run.
+    """
+    stopped, rerun = offline_runs(project.root / "wandb")  # W&B names them by start time
+    assert stopped.parent.name.split("-")[-1] == rerun.parent.name.split("-")[-1]
+    first, second = (read_offline_run(f, finished=False) for f in (stopped, rerun))
+    assert second["id"] == rerun.parent.name.split("-")[-1] and second["resume"]
+    return first, second
+
+
 def _assert_same_state(a, b):
     if isinstance(a, torch.Tensor):
         assert torch.equal(a, b)
@@ -92,13 +106,10 @@ def test_sigkill_then_rerun_equals_the_uninterrupted_run(uninterrupted, stage_pr
     assert f'"resumed_from_step": {killed_at}' in metrics
     _assert_same_run(uninterrupted, project)
 
-    # PITFALLS T5: the killed W&B run is on disk and the rerun is a run of its own (offline
-    # runs cannot be resumed). W&B flushes a run's config lazily, so a SIGKILL soon after
-    # start can lose it (PITFALLS 4); the fingerprint that links the two runs survives in
-    # our own files: the checkpoint folder is named after it.
-    killed, resumed = (
-        read_offline_run(f, finished=False) for f in offline_runs(project.root / "wandb")
-    )
+    # PITFALLS T5: the killed W&B run is on disk, and the rerun continues it. W&B buffers
+    # an offline run's records, so a SIGKILL can lose them all (PITFALLS 4); the
+    # fingerprint survives in our own files: the checkpoint folder is named after it.
+    killed, resumed = _one_run_in_two_segments(project)
     assert killed["exit_code"] is None and resumed["exit_code"] == 0
     fingerprint = resumed["config"]["fingerprint"]
     assert killed["config"].get("fingerprint") in (None, fingerprint)
@@ -118,6 +129,8 @@ def test_a_stop_signal_saves_at_the_step_boundary_and_the_rerun_is_identical(
     rerun = project.run(VARIANT, "--keep-checkpoint")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _assert_same_run(uninterrupted, project)
+    stopped, resumed = _one_run_in_two_segments(project)
+    assert stopped["exit_code"] == 1 and resumed["exit_code"] == 0  # both on disk, whole
 
 
 def test_the_stage_names_a_corrupt_checkpoint_and_writes_nothing(uninterrupted, stage_project):

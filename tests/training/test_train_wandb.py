@@ -3,7 +3,9 @@
 import logging
 import subprocess
 import time
+from collections import defaultdict
 
+import lightning.pytorch as pl
 import numpy as np
 import pytest
 import wandb
@@ -115,6 +117,37 @@ def test_a_training_that_raises_still_finishes_its_run_as_failed(offline, tmp_pa
     assert wandb.run is None
     (run_file,) = offline_runs(offline)
     assert read_offline_run(run_file)["exit_code"] == 1
+
+
+class _Crash(pl.Callback):
+    """Raise at the end of step 3: after the checkpoint of step 2, before the run ends."""
+
+    def on_train_batch_end(self, trainer: pl.Trainer, *_args) -> None:
+        if trainer.global_step == 3:
+            raise RuntimeError("crash")
+
+
+def test_a_resumed_training_continues_its_own_run(offline, train_in_process, caplog):
+    with pytest.raises(RuntimeError, match="crash"):
+        train_in_process(PARAMS, "ladder-mlp", callbacks=[_Crash()])
+    with caplog.at_level(logging.INFO, logger="attnlab"):
+        resumed = train_in_process(PARAMS, "ladder-mlp")
+    assert resumed.metrics["resumed_from_step"] == 2
+    other = train_in_process(PARAMS, "ladder-mlp", seed=SEED + 1)  # another fingerprint
+    restarted = train_in_process(PARAMS, "ladder-mlp", resume=False)  # from step 0
+    segments = defaultdict(list)
+    for run in map(read_offline_run, offline_runs(offline)):
+        segments[run["id"]].append(run)
+    run_id = resumed.provenance["wandb_run"]
+    # One W&B run in two offline segments: the crashed one and the one that asked W&B to
+    # resume it, which `wandb sync` uploads after it, into the same run.
+    assert sorted(segment["exit_code"] for segment in segments[run_id]) == [0, 1]
+    assert all(segment["resume"] for segment in segments[run_id] if segment["exit_code"] == 0)
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("W&B run ")]
+    both = sorted(str(f.parent) for f in offline_runs(offline) if f.parent.name.endswith(run_id))
+    assert line.endswith(f"upload it with: wandb sync {' '.join(both)}")
+    ids = [run_id, other.provenance["wandb_run"], restarted.provenance["wandb_run"]]
+    assert len(set(ids)) == 3 and len(segments) == 3
 
 
 def test_replicas_share_a_group_and_other_configurations_do_not():

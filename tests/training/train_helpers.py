@@ -152,7 +152,7 @@ def offline_runs(wandb_dir: Path) -> list[Path]:
 
 
 def read_offline_run(run_file: Path, finished: bool = True) -> dict:
-    """The config, summary, name, group and exit code recorded in an offline run.
+    """The config, summary, name, group, id, resume flag and exit code of an offline run.
 
     W&B's service appends a finished run's last records to the file asynchronously, after
     ``run.finish()`` has returned; with ``finished`` the file is read again until its exit
@@ -173,6 +173,7 @@ def _read_records(run_file: Path) -> dict:
         if kind == "run":
             found["name"], found["group"] = record.run.display_name, record.run.run_group
             found["id"], found["tags"] = record.run.run_id, list(record.run.tags)
+            found["resume"] = record.run.resume  # asked to continue the run of that id
             for item in record.run.config.update:
                 found["config"][item.key] = json.loads(item.value_json)
         elif kind == "summary":

@@ -205,7 +205,7 @@ def _train(call: _Run) -> TrainResult:
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     config, revision = _config(call)
-    run = _start_tracking(call, trainer, config, revision)
+    run = _start_tracking(call, trainer, config, revision, resuming=start is not None)
     kernels = "compiled" if compiled else "eager"
     metrics = _tracked_fit(call, trainer, task, losses, start, first_step, run, kernels)
     leader = trainer.is_global_zero
@@ -276,7 +276,11 @@ def _config(call: _Run) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _start_tracking(
-    call: _Run, trainer: pl.Trainer, config: dict[str, Any], revision: dict[str, Any]
+    call: _Run,
+    trainer: pl.Trainer,
+    config: dict[str, Any],
+    revision: dict[str, Any],
+    resuming: bool,
 ) -> Any:
     """Start rank 0's W&B run and log into it; None on the other ranks or with W&B off."""
     if not trainer.is_global_zero:
@@ -289,6 +293,8 @@ def _start_tracking(
         [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
         config,
         call.wandb_folder,
+        call.folder,
+        resuming,
     )
     if run is not None:
         trainer.loggers = [WandbLogger(experiment=run)]

@@ -16,6 +16,10 @@ and 5 are handled here:
 - The run is created here and handed to Lightning's ``WandbLogger(experiment=run)``,
   which never finishes runs and would silently reuse a live one; :func:`finish_run`
   always finishes it, with exit code 1 when training raised.
+- A training resumed from its checkpoint continues its own W&B run: the run's id is kept
+  beside the checkpoint (:func:`run_id`) and ``wandb.init`` resumes it. An offline
+  segment records that it resumes, so one ``wandb sync`` of the segments uploads them, in
+  order, as one run. Any other start is a new run.
 - Any W&B failure is a warning: the DVC metrics are the record, W&B a mirror.
 """
 
@@ -24,6 +28,7 @@ import json
 import logging
 import netrc
 import os
+import secrets
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -32,12 +37,14 @@ from urllib.parse import urlparse
 import wandb
 
 from attnlab.config.training import WandbParams
+from attnlab.files import remove_temporaries, write_atomically
 from attnlab.paths import seed_label
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.wandb.ai"
 PIPELINE_WRITES = ("--", ".", ":!dvc.lock", ":!reports")
+RUN_ID = "wandb-run-id"  # beside the checkpoint: the W&B run that a resume continues
 
 
 def has_api_key() -> bool:
@@ -111,6 +118,26 @@ def replica_group(variant: str, config: dict[str, Any]) -> str:
     return f"{variant}-{digest}"
 
 
+def run_id(state: Path, resuming: bool) -> str:
+    """The W&B run id of the training whose resume state is the folder ``state``.
+
+    A training that resumes from a checkpoint in ``state`` continues the run that wrote
+    it: the id kept there. Any other start (no checkpoint yet, resume off) is a new run,
+    whose new id is kept there for the next resume. ``state`` is the configuration's own
+    folder (named after its fingerprint), so another configuration is always another run,
+    and the id goes with the checkpoint when a finished run's state is discarded.
+    """
+    path = state / RUN_ID
+    if resuming and path.exists():
+        kept = path.read_text().strip()
+        if kept.isalnum():  # a damaged file makes a new run, not a failed init
+            return kept
+    new = secrets.token_hex(6)
+    remove_temporaries(state, RUN_ID)  # left by a kill during an earlier write
+    write_atomically(path, new.encode())
+    return new
+
+
 def start_run(
     cfg: WandbParams,
     name: str,
@@ -118,8 +145,10 @@ def start_run(
     tags: list[str],
     config: dict[str, Any],
     folder: Path,
+    state: Path,
+    resuming: bool,
 ) -> Any | None:
-    """Start a new W&B run, or return None (with a warning) if W&B cannot start.
+    """Start or resume the W&B run, or return None (with a warning) if W&B cannot start.
 
     Args:
         cfg: Project, entity and init timeout.
@@ -128,6 +157,8 @@ def start_run(
         tags: The story's experiment, the variant, the seed, and e.g. the study.
         config: The resolved configuration to record.
         folder: The parent of W&B's ``wandb/`` folder; outside DVC's temporary workspaces.
+        state: The training's resume folder, where its run id is kept (:func:`run_id`).
+        resuming: Training resumes from a checkpoint in ``state``: continue its run.
     """
     mode = resolve_mode()
     if mode == "disabled":
@@ -136,6 +167,9 @@ def start_run(
     try:
         folder.mkdir(parents=True, exist_ok=True)
         run = wandb.init(
+            id=run_id(state, resuming),
+            # "allow", not "must": a run that was offline is not on the server yet.
+            resume="allow" if resuming else None,
             project=cfg.project,
             entity=cfg.entity,
             name=name,
@@ -145,7 +179,7 @@ def start_run(
             config=config,
             dir=str(folder),
             mode=mode,
-            # A new run every time, never a live one from earlier in the process.
+            # A run object of its own, never a live one from earlier in the process.
             reinit="create_new",
             settings=wandb.Settings(
                 init_timeout=cfg.init_timeout_s,
@@ -168,11 +202,17 @@ def start_run(
 
 
 def run_location(run: Any) -> str:
-    """One line: the run's id, where it is, and how to upload it when it is offline."""
+    """One line: the run's id, where it is, and how to upload it when it is offline.
+
+    A resumed offline run has a folder per process that trained it; the command names
+    them all, so that they upload together, as one run.
+    """
     if run.settings.mode == "online" and run.url:
         return f"W&B run {run.id}: {run.url}"
-    folder = run.settings.sync_dir
-    return f"W&B run {run.id} (offline) in {folder}; upload it with: wandb sync {folder}"
+    folder = Path(run.settings.sync_dir)
+    segments = sorted(folder.parent.glob(f"offline-run-*-{run.id}")) or [folder]
+    upload = " ".join(map(str, segments))
+    return f"W&B run {run.id} (offline) in {folder}; upload it with: wandb sync {upload}"
 
 
 def finish_run(run: Any | None, summary: dict[str, Any] | None, exit_code: int) -> None:
