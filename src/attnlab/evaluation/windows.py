@@ -93,7 +93,7 @@ def sample_windows(
     full = cut_windows(tokens, length).full
     if not 0 < count <= full.shape[0]:
         raise ParamsError(
-            f"{key}: {count} windows asked for, but the split holds 1 to {full.shape[0]} "
+            f"{key}: {count} windows asked for, but the split holds only {full.shape[0]} "
             f"windows of {length} + 1 tokens"
         )
     generator = torch.Generator().manual_seed(seed)
