@@ -10,8 +10,6 @@ import pytest
 import torch
 
 from attnlab.data.bpe import BYTE_TOKENS, load_tokenizer, save_tokenizer, train_bpe
-from attnlab.errors import AttnlabError
-from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.data.tokens import (
     encode_corpus,
     read_metadata,
@@ -19,6 +17,8 @@ from attnlab.data.tokens import (
     split_stream,
     write_split,
 )
+from attnlab.errors import AttnlabError
+from attnlab.evaluation.bpb import token_byte_lengths
 
 # A tiny in-file corpus keeps these tests hermetic and fast (nanochat's habit).
 TINY = (
