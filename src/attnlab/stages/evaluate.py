@@ -8,8 +8,8 @@ import typer
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.evaluation.trained import evaluate_trained, evaluation_device
-from attnlab.memory import check_fits_in_memory
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+from attnlab.training.capacity import check_fits_in_memory
 
 
 def main(
