@@ -2,7 +2,7 @@
 
 Serves every trained experiment of docs/catalogue.md (P0's train and evaluate stages). A
 width or a batch size typed a few digits too long otherwise fails deep inside torch's
-allocator with a traceback, or worse, slowly swaps the machine to a halt. The estimate
+allocator with a traceback or, worse, slowly fills the machine's memory. The estimate
 is a lower bound, so a refusal is never wrong: the fp32 weights (with their gradients and
 Adam's two moments when training) and the (B, T, V) logits (with their gradient when
 training), the largest activations of the models here. Only runs on the CPU are checked:
