@@ -6,12 +6,13 @@ target, are fsynced, and the temporary is renamed over the target. A reader, a k
 second writer of the same file therefore sees the old file or a new one, whole, never a
 mix; a failed write leaves the old file and no debris. Serialising first (``torch.save``
 into memory) also means a full disk surfaces as Python's ``OSError`` naming the file,
-not as torch's "unexpected pos" from inside its zip writer.
+not as torch's "unexpected pos" from inside its zip writer. The file gets the mode any
+new file gets (0644 under the usual umask 022), not ``mkstemp``'s private 0600.
 """
 
 import errno
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from attnlab.errors import AttnlabError
@@ -34,7 +35,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     except OSError as err:  # a file where the folder goes, a read-only parent
         raise _write_error(Path(err.filename or path.parent), err) from None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = create_temporary(path, ".tmp")
     except OSError as err:
         raise _write_error(path, err) from None
     try:
@@ -44,12 +45,28 @@ def write_atomically(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)  # atomic on POSIX: readers see the old file or the new
     except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise _write_error(path, err) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     _fsync_directory(path.parent)
+
+
+def create_temporary(path: Path, suffix: str) -> tuple[int, Path]:
+    """Create a new, uniquely named file beside ``path``, open for writing; its fd and path.
+
+    Like ``tempfile.mkstemp``, but with mode 0666 less the umask, so that the file renamed
+    over ``path`` has an ordinary output's permissions rather than 0600. ``O_EXCL`` makes
+    the name this call's alone; a name taken already is drawn again.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{suffix}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def remove_temporaries(folder: Path, name: str) -> None:

@@ -1,6 +1,7 @@
 """Byte-level BPE and the token Parquet files (stages bpe and tokenize)."""
 
 import hashlib
+import random
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +17,8 @@ from attnlab.data.tokens import (
     split_stream,
     write_split,
 )
+from attnlab.errors import AttnlabError
+from attnlab.evaluation.bpb import token_byte_lengths
 
 # A tiny in-file corpus keeps these tests hermetic and fast (nanochat's habit).
 TINY = (
@@ -64,6 +67,34 @@ def test_training_is_deterministic_byte_for_byte(tmp_path):
     assert load_tokenizer(tmp_path / "a.json").encode(TINY).ids == train_bpe(TINY, 300).encode(
         TINY
     ).ids
+
+
+def test_no_flipped_bit_of_tokenizer_json_ends_in_a_traceback(tokenizer, tmp_path):
+    # Before, 22 of 400 flips of the real tokenizer still parsed with a hole in its ids,
+    # and the bits-per-byte count ended in a TypeError on the null token.
+    good = tokenizer.to_str(pretty=False).encode("utf-8")
+    path = tmp_path / "tokenizer.json"
+    rng = random.Random(0)
+    refused = 0
+    for _ in range(400):
+        corrupt = bytearray(good)
+        corrupt[rng.randrange(len(good))] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(corrupt))
+        try:
+            lengths = token_byte_lengths(path)  # any other exception fails the test
+        except AttnlabError as err:
+            assert str(err).startswith(f"{path}: not a ")
+            refused += 1
+            continue
+        assert len(lengths) == 300 and int(lengths.min()) >= 1
+    assert refused > 300
+
+
+def test_a_token_id_listed_twice_is_refused_naming_the_file(tokenizer, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(tokenizer.to_str().replace('"!":0,', '"!":1,', 1), encoding="utf-8")
+    with pytest.raises(AttnlabError, match=f"{path}: not a byte-level BPE .*not numbered"):
+        load_tokenizer(path)
 
 
 def test_merges_compress_the_training_text(tokenizer):

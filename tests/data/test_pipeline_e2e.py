@@ -2,6 +2,10 @@
 
 import hashlib
 import json
+import resource
+import signal
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -50,3 +54,47 @@ def test_a_corrupt_mirror_is_refused_and_nothing_lands(dvc_project, tmp_path, co
     assert "Traceback" not in message
     assert not (dvc_project.root / "data/raw/input.txt").exists()
     assert not (dvc_project.root / "dvc.lock").exists()
+
+
+def test_a_corrupt_corpus_is_refused_by_bpe_and_tokenize_run_alone(tokenized_project):
+    # Before, `dvc repro -s tokenize` tokenized a corrupt corpus with exit 0, and the new
+    # token files carried a hash of their own that every later check accepted.
+    root = tokenized_project.root
+    corpus = root / "data/raw/input.txt"
+    data = bytearray(corpus.read_bytes())
+    data[1000] ^= 0x01
+    corpus.write_bytes(bytes(data))
+    lock = (root / "dvc.lock").read_bytes()
+    for stage in ("tokenize", "bpe"):  # tokenize first: DVC removes what bpe writes
+        failed = tokenized_project.dvc("repro", "-s", stage, check=False)
+        message = failed.stdout + failed.stderr
+        assert failed.returncode != 0, message
+        assert "error: data/raw/input.txt: SHA-256 " in message and "download.sha256" in message
+        assert "Traceback" not in message
+    # DVC removed the stages' outputs before running them; the stages wrote none back.
+    assert not (root / "data/tokenizer/tokenizer.json").exists()
+    assert not any((root / "data/tokens").glob("*")) and (root / "dvc.lock").read_bytes() == lock
+
+
+def _limit_file_size() -> None:
+    # A file cannot grow past 100 kB: a write beyond fails (EFBIG) as on a full disk.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the error, not the signal's kill
+
+
+def test_a_failed_token_write_names_the_file_and_keeps_the_old_one(tokenized_project):
+    root = tokenized_project.root
+    train = root / "data/tokens/train.parquet"
+    before = train.read_bytes()
+    failed = subprocess.run(
+        [sys.executable, "pipeline/tokenize_corpus.py"],
+        cwd=root,
+        env=tokenized_project.env,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit_file_size,
+    )
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    assert failed.stderr.startswith("error: data/tokens/train.parquet: cannot write it")
+    assert train.read_bytes() == before
+    assert sorted(p.name for p in train.parent.iterdir()) == ["train.parquet", "val.parquet"]

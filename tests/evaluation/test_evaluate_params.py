@@ -7,11 +7,13 @@ import copy
 from pathlib import Path
 
 import pytest
+import torch
 
 from attnlab.catalogue import experiment, measurements_for
 from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping
-from attnlab.errors import ParamsError
+from attnlab.errors import AttnlabError, ParamsError
+from attnlab.evaluation.trained import evaluation_device
 
 PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
 
@@ -52,3 +54,10 @@ def test_the_curve_interval_scales_with_the_budget():
 def test_bad_evaluate_params_are_refused_naming_the_key(edit, expected):
     with pytest.raises(ParamsError, match=expected.replace(".", r"\.")):
         _parsed(edit)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has the GPU asked for")
+def test_cuda_asked_for_on_a_machine_without_it_says_so():
+    # Before, the model's weights failed to load onto CUDA and the model folder was blamed.
+    with pytest.raises(AttnlabError, match="evaluate.device: cuda, but CUDA is not available"):
+        evaluation_device("cuda")

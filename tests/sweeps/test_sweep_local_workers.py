@@ -18,6 +18,7 @@ from optuna.storages.journal import JournalFileBackend, JournalStorage
 from optuna.trial import TrialState
 from sweep_helpers import sweep_params, wait_for
 
+from attnlab.config.files import write_params_mapping
 from attnlab.sweeps import INTERRUPTED_ATTR, WORKER_ATTR, WorkerJob, local_workers, worker_jobs
 from attnlab.sweeps.journal import HEARTBEAT_ATTR, HeartbeatJournalStorage
 
@@ -115,6 +116,23 @@ def test_a_sigterm_stops_every_worker_and_a_rerun_finishes_their_trials(sweep_pr
     assert states.count(TrialState.COMPLETE) == 3
     assert states.count(TrialState.FAIL) == len(stopped)
     assert TrialState.RUNNING not in states and TrialState.WAITING not in states
+
+
+def test_a_continued_study_draws_new_points_not_the_last_run_s_again(sweep_project):
+    # Before, every run of the stage seeded its sampler alike: a rerun's random startup
+    # draws repeated the earlier run's, trial for trial (3 of 16 params repeated).
+    params = sweep_params(trials=2, steps=4, workers=1)
+    params["sweeps"]["studies"]["dk"]["sampler"]["n_startup_trials"] = 1000  # all random
+    project = sweep_project("continued", params)
+    assert _stage(project).returncode == 0
+    params["sweeps"]["studies"]["dk"]["trials"] = 4  # more trials continue the study
+    write_params_mapping(project.root / "params.yaml", params)
+    done = _stage(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    trials = sorted(_journal_study(project).get_trials(), key=lambda t: t.number)
+    drawn = [t.params for t in trials[1:]]  # trial 0 is the reference, enqueued
+    assert len(drawn) == 3 and drawn[0] not in drawn[1:], drawn
 
 
 def test_a_trial_silent_past_the_grace_period_is_failed_and_retried(tmp_path):

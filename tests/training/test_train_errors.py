@@ -53,3 +53,23 @@ def test_a_garbage_tokenizer_is_named(tmp_path):
     path.write_text("{ not json", encoding="utf-8")
     with pytest.raises(AttnlabError, match=f"{path}: not a readable tokenizer"):
         load_tokenizer(path)
+
+
+@pytest.mark.parametrize(
+    ("sections", "named"),
+    [
+        ({"model": {"d_model": 1 << 26}}, "error: model.d_model 67108864, model.n_layer 1, "),
+        ({"train": {"batch_size": 10**9}}, ", train.batch_size 1000000000: training needs "),
+    ],
+)
+def test_a_run_too_big_for_memory_is_refused_before_allocating(stage_project, sections, named):
+    # Before, torch's allocator failed with a traceback, or the machine began to swap.
+    line = _one_error_line(stage_project("big", shrunk_params(**sections)).run(VARIANT))
+    assert named in line and "GiB of memory is available" in line
+
+
+def test_more_curve_windows_than_the_split_holds_are_named(stage_project):
+    params = shrunk_params()
+    params["evaluate"]["curve"]["windows"] = 10**8
+    line = _one_error_line(stage_project("windows", params).run(VARIANT))
+    assert line.startswith("error: evaluate.curve.windows: 100000000 windows asked for")

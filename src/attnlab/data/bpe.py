@@ -10,6 +10,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from attnlab.errors import AttnlabError
+from attnlab.files import write_atomically
 
 BYTE_TOKENS = 256
 
@@ -46,23 +47,51 @@ def train_bpe(text: str, vocab_size: int) -> Tokenizer:
 
 
 def save_tokenizer(tokenizer: Tokenizer, path: Path) -> str:
-    """Write ``tokenizer.json`` (compact, stable key order) and return its SHA-256."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``tokenizer.json`` (compact, stable key order) and return its SHA-256.
+
+    Raises:
+        WriteError: the file cannot be written (naming it); nothing half-written is left.
+    """
     payload = tokenizer.to_str(pretty=False).encode("utf-8")
-    path.write_bytes(payload)
+    write_atomically(Path(path), payload)
     return hashlib.sha256(payload).hexdigest()
 
 
 def load_tokenizer(path: Path) -> Tokenizer:
-    """Read a tokenizer written by :func:`save_tokenizer`.
+    """Read a tokenizer written by :func:`save_tokenizer`, and check it is a byte-level BPE.
 
     Raises:
-        AttnlabError: the file is missing or is not a tokenizer (naming it).
+        AttnlabError: the file is missing, is not a tokenizer, or is not a byte-level BPE
+            (naming it).
     """
     try:
-        return Tokenizer.from_file(str(path))
+        tokenizer = Tokenizer.from_file(str(path))
     except Exception as err:  # the tokenizers library raises plain Exception
         raise AttnlabError(
             f"{path}: not a readable tokenizer ({err}); rerun `dvc repro bpe`"
         ) from None
+    problem = _byte_level_problem(tokenizer)
+    if problem:
+        raise AttnlabError(f"{path}: not a byte-level BPE ({problem}); rerun `dvc repro bpe`")
+    return tokenizer
+
+
+def _byte_level_problem(tokenizer: Tokenizer) -> str | None:
+    """What breaks the byte-level contract, or None.
+
+    A flipped byte often still parses: a duplicated id leaves a hole that decodes to
+    nothing (a null token), and a byte token turned into another character drops a byte
+    from the alphabet. Every later reader counts a token's bytes as its characters
+    (val/bpb), so each id must be a token and each token a string of byte characters.
+    """
+    vocab = tokenizer.get_vocab()
+    if sorted(vocab.values()) != list(range(tokenizer.get_vocab_size())):
+        return f"its {len(vocab)} tokens are not numbered 0 to {len(vocab) - 1}"
+    alphabet = set(pre_tokenizers.ByteLevel.alphabet())
+    missing = len(alphabet - vocab.keys())
+    if missing:
+        return f"{missing} of the {BYTE_TOKENS} byte tokens are missing"
+    stray = next((token for token in vocab if not alphabet.issuperset(token)), None)
+    if stray is not None:
+        return f"token {vocab[stray]} ({stray!r}) is not a string of bytes"
+    return None

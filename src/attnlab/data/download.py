@@ -9,7 +9,6 @@ destination that existed before a failed fetch is left exactly as it was.
 
 import hashlib
 import os
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +18,7 @@ from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 from attnlab.errors import CorpusError
+from attnlab.files import create_temporary
 
 MIRROR_ENV = "ATTNLAB_CORPUS_MIRROR"
 _CHUNK = 1 << 20
@@ -79,7 +79,6 @@ def _stream_to(tmp: BinaryIO, url: str, retries: int, timeout_s: float,
 
 
 def _land_atomically(tmp_path: Path, dest: Path) -> None:
-    tmp_path.chmod(0o644)  # mkstemp makes files private; the corpus is an ordinary output
     with tmp_path.open("rb") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp_path, dest)
@@ -122,8 +121,7 @@ def fetch_corpus(
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     source = str(mirror_path(mirror)) if mirror else url
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    tmp_path = Path(tmp_name)
+    fd, tmp_path = create_temporary(dest, ".part")
     try:
         with os.fdopen(fd, "wb") as tmp:
             if mirror:
@@ -143,6 +141,33 @@ def fetch_corpus(
     finally:
         tmp_path.unlink(missing_ok=True)
     return dest
+
+
+def read_corpus(path: Path, sha256: str) -> str:
+    """The corpus text, once its bytes are checked against ``sha256`` (params download.sha256).
+
+    The download stage checked the bytes when it landed them, but a stage run alone
+    (``dvc repro -s tokenize``) reads whatever the workspace holds now; without this check
+    an edited or corrupt corpus would be tokenized, and its token files would carry a
+    hash of their own that every later check accepts.
+
+    Raises:
+        CorpusError: the file cannot be read, or its SHA-256 differs (naming the file and
+            both digests).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise CorpusError(
+            f"{path}: cannot read the corpus ({err.strerror or err}); run `dvc repro download`"
+        ) from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != sha256:
+        raise CorpusError(
+            f"{path}: SHA-256 {actual}, not download.sha256 {sha256}: the corpus is corrupt "
+            f"or was edited; restore it with `dvc checkout {path}` or `dvc repro download`"
+        )
+    return data.decode("utf-8")
 
 
 def sha256_of(path: Path) -> str:

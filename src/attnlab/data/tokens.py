@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from tokenizers import Tokenizer
 
 from attnlab.errors import AttnlabError
+from attnlab.files import write_atomically
 
 if TYPE_CHECKING:
     import torch
@@ -71,7 +72,14 @@ def split_stream(tokens: np.ndarray, val_fraction: float) -> tuple[TokenSplit, T
 
 
 def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
-    """Write one split as a single-column Parquet file with descriptive schema metadata."""
+    """Write one split as a single-column Parquet file with descriptive schema metadata.
+
+    The file is built in memory and then written all-or-nothing, so a failed write (a
+    full disk) names the file and leaves no half-written Parquet behind.
+
+    Raises:
+        WriteError: the file cannot be written (naming it).
+    """
     schema = pa.schema(
         [pa.field(TOKEN_COLUMN, pa.uint16(), nullable=False)],
         metadata={
@@ -82,9 +90,9 @@ def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
         },
     )
     table = pa.Table.from_arrays([pa.array(split.tokens, type=pa.uint16())], schema=schema)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, row_group_size=ROW_GROUP_TOKENS, compression="zstd")
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, row_group_size=ROW_GROUP_TOKENS, compression="zstd")
+    write_atomically(Path(path), sink.getvalue().to_pybytes())
 
 
 def _tokens_sha256(tokens: np.ndarray) -> str:

@@ -103,7 +103,13 @@ def _extrapolation(inputs: EvaluationInputs) -> dict[str, float]:
 
 def stats_batch(inputs: EvaluationInputs) -> Tensor:
     """E09's fixed batch: (B, T) the inputs of ``stats_windows`` validation windows."""
-    windows = sample_windows(inputs.val_tokens, inputs.context, inputs.stats_windows, inputs.seed)
+    windows = sample_windows(
+        inputs.val_tokens,
+        inputs.context,
+        inputs.stats_windows,
+        inputs.seed,
+        key="evaluate.stats_windows",
+    )
     return windows[:, :-1]  # (B, T): the inputs of each window
 
 

@@ -27,9 +27,19 @@ from attnlab.training.artifacts import load_trained_model, read_along
 
 
 def evaluation_device(choice: str) -> torch.device:
-    """Params ``evaluate.device`` as a device: ``auto`` is CUDA when present, else the CPU."""
+    """Params ``evaluate.device`` as a device: ``auto`` is CUDA when present, else the CPU.
+
+    Raises:
+        AttnlabError: ``cuda`` on a machine where torch sees no GPU (rather than an error
+            from loading the weights, which would blame the model folder).
+    """
     if choice == "auto":
         choice = "cuda" if torch.cuda.is_available() else "cpu"
+    elif choice == "cuda" and not torch.cuda.is_available():
+        raise AttnlabError(
+            "evaluate.device: cuda, but CUDA is not available on this machine (torch sees "
+            "no GPU); set it to auto or cpu"
+        )
     return torch.device(choice)
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from attnlab.errors import ParamsError
+
 
 @dataclass(frozen=True)
 class Windows:
@@ -66,7 +68,9 @@ def cut_windows(tokens: Tensor, length: int) -> Windows:
     return Windows(full=full, tail=tail)
 
 
-def sample_windows(tokens: Tensor, length: int, count: int, seed: int) -> Tensor:
+def sample_windows(
+    tokens: Tensor, length: int, count: int, seed: int, key: str = "count"
+) -> Tensor:
     """A fixed, seeded choice of ``count`` full windows of P0's cut, without repeats.
 
     The windows are a subset of those :func:`cut_windows` scores, so a metric on them is
@@ -76,12 +80,22 @@ def sample_windows(tokens: Tensor, length: int, count: int, seed: int) -> Tensor
     Returns:
         (count, length + 1) int64 windows, in the random order drawn.
 
+    Args:
+        tokens: (N,) the split's token ids.
+        length: L, the targets per window.
+        count: how many windows to choose.
+        seed: what chooses them.
+        key: the params key ``count`` comes from, for the message.
+
     Raises:
-        ValueError: the split holds fewer than ``count`` full windows.
+        ParamsError: the split holds fewer than ``count`` full windows (naming ``key``).
     """
     full = cut_windows(tokens, length).full
     if not 0 < count <= full.shape[0]:
-        raise ValueError(f"count: need 1..{full.shape[0]} windows of {length}, got {count}")
+        raise ParamsError(
+            f"{key}: {count} windows asked for, but the split holds only {full.shape[0]} "
+            f"windows of {length} + 1 tokens"
+        )
     generator = torch.Generator().manual_seed(seed)
     chosen = torch.randperm(full.shape[0], generator=generator)[:count]
     return full[chosen]  # (count, L+1)

@@ -3,6 +3,7 @@
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.data.bpe import save_tokenizer, train_bpe
+from attnlab.data.download import read_corpus
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 
@@ -11,11 +12,13 @@ def main(
 ) -> None:
     """Train a byte-level BPE of bpe.vocab_size tokens (256 bytes + merges) on the corpus.
 
-    Reads: params bpe.vocab_size; data/raw/input.txt.
+    Reads: params bpe.vocab_size, download.sha256 (checked against the corpus before any
+    work); data/raw/input.txt.
     Writes: data/tokenizer/tokenizer.json (deterministic: same input, same bytes).
     """
-    cfg = load_params(params).bpe
-    text = paths.RAW_CORPUS.read_text(encoding="utf-8")
+    loaded = load_params(params)
+    cfg = loaded.bpe
+    text = read_corpus(paths.RAW_CORPUS, loaded.download.sha256)
     digest = save_tokenizer(train_bpe(text, cfg.vocab_size), paths.TOKENIZER)
     print(f"{paths.TOKENIZER}: {cfg.vocab_size} tokens, SHA-256 {digest}")
 

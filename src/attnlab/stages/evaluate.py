@@ -7,8 +7,9 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
-from attnlab.evaluation.trained import evaluate_trained
+from attnlab.evaluation.trained import evaluate_trained, evaluation_device
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+from attnlab.training.capacity import check_fits_in_memory
 
 
 def main(
@@ -38,6 +39,9 @@ def main(
     protocol field saying how; wall_s.
     """
     cfg = load_params(params)
+    if evaluation_device(cfg.evaluate.device).type == "cpu":
+        model = cfg.variant(variant).model
+        check_fits_in_memory(model, cfg.evaluate.batch_size, "evaluate.batch_size", training=False)
     record = evaluate_trained(
         paths.model_dir(variant, seed),
         variant,

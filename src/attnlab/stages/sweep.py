@@ -34,6 +34,7 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
         is_sqlite,
         local_workers,
         run_workers,
+        session_seed,
         storage_url,
         worker_jobs,
         worker_seed,
@@ -60,6 +61,8 @@ def _run(params: Path, study: str, worker: bool) -> tuple[Sweep, optuna.Study, s
     # Created (or replaced, when its definition changed) once, its reference trials enqueued
     # first, before any worker joins.
     optuna_study = sweep.open(url, seed, paths.TRAIN_TOKENS, paths.VAL_TOKENS)
+    if not worker:  # a worker's seed is fresh already; a rerun's must not repeat the last
+        seed = session_seed(seed, optuna_study)
     run_root = run_root_from_env()
     first = WorkerJob(
         params=loaded,

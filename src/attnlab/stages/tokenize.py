@@ -5,7 +5,7 @@ import json
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.data.bpe import load_tokenizer
-from attnlab.data.download import sha256_of
+from attnlab.data.download import read_corpus, sha256_of
 from attnlab.data.tokens import encode_corpus, split_stream, write_split
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
@@ -15,12 +15,14 @@ def main(
 ) -> None:
     """Encode the corpus and write the train and validation token files.
 
-    Reads: params tokenize.val_fraction; data/raw/input.txt; data/tokenizer/tokenizer.json.
+    Reads: params tokenize.val_fraction, download.sha256 (checked against the corpus
+    before any work); data/raw/input.txt; data/tokenizer/tokenizer.json.
     Writes: data/tokens/train.parquet and data/tokens/val.parquet (one uint16 column),
     and reports/metrics/corpus.json (chars, tokens, chars_per_token, split sizes, vocab).
     """
-    cfg = load_params(params).tokenize
-    text = paths.RAW_CORPUS.read_text(encoding="utf-8")
+    loaded = load_params(params)
+    cfg = loaded.tokenize
+    text = read_corpus(paths.RAW_CORPUS, loaded.download.sha256)
     tokenizer = load_tokenizer(paths.TOKENIZER)
     tokens = encode_corpus(tokenizer, text)
     splits = split_stream(tokens, cfg.val_fraction)

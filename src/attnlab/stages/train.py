@@ -10,6 +10,7 @@ from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
 from attnlab.training import TrainJob
 from attnlab.training.along import along_steps
+from attnlab.training.capacity import check_fits_in_memory, runs_on_cpu
 from attnlab.training.recorded import RunFiles, train_and_record
 
 
@@ -46,6 +47,9 @@ def main(
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = load_params(params)
     job = TrainJob.from_params(cfg, variant, seed)
+    if runs_on_cpu(job.trainer.accelerator):
+        batch = job.variant.train.batch_size
+        check_fits_in_memory(job.variant.model, batch, "train.batch_size", training=True)
     files = RunFiles(
         paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.run_folders(variant, seed)
     )

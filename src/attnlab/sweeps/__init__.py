@@ -8,7 +8,7 @@ study's trial count (:func:`run_study`); the results are
 ``best.json``, ``trials.csv`` and Optuna's figures (:mod:`attnlab.sweeps.results`).
 """
 
-from attnlab.sweeps.definition import Sweep, worker_seed
+from attnlab.sweeps.definition import Sweep, session_seed, worker_seed
 from attnlab.sweeps.objective import TrialObjective, suggest
 from attnlab.sweeps.results import (
     best_record,
@@ -70,6 +70,7 @@ __all__ = [
     "redact",
     "run_study",
     "run_workers",
+    "session_seed",
     "storage_url",
     "suggest",
     "tally",

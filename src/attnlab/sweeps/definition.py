@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import optuna
+from optuna.trial import TrialState
 
 from attnlab import result_code
 from attnlab.config.loader import Params
@@ -168,3 +169,18 @@ def worker_seed(seed: int) -> int:
     """
     entropy = np.random.SeedSequence().entropy  # fresh OS entropy
     return int(np.random.SeedSequence([seed, entropy]).generate_state(1)[0])
+
+
+def session_seed(seed: int, study: optuna.Study) -> int:
+    """The sampler seed of this run of the stage on ``study``: new per run, yet reproducible.
+
+    ``seed`` itself while no trial has started (a new study, its references waiting), so
+    a study run in one go draws the same trials every time. A continued study (after a
+    stop, or with more trials asked for) would otherwise draw its first points again,
+    repeating earlier trials' params: its seed derives from ``seed`` and the number of
+    trials started so far, the same for the same history.
+    """
+    started = sum(t.state != TrialState.WAITING for t in study.get_trials(deepcopy=False))
+    if started == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, started]).generate_state(1)[0])

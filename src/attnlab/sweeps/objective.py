@@ -66,7 +66,11 @@ class TrialObjective:
         curve = self.sweep.params.evaluate.curve
         if block_size not in self._windows:  # the same seeded windows for every trial
             self._windows[block_size] = sample_windows(
-                self.val_tokens, block_size, curve.windows, self.sweep.params.seed
+                self.val_tokens,
+                block_size,
+                curve.windows,
+                self.sweep.params.seed,
+                key="evaluate.curve.windows",
             )
         path = self.run_root / "sweeps" / self.sweep.name / f"trial-{number}" / "val_ppl.csv"
         batch_size = self.sweep.params.evaluate.batch_size

@@ -73,7 +73,9 @@ def train_and_record(
     check_fits(val_tokens, files.val_tokens, model.block_size, model.vocab_size)
     curve = params.evaluate.curve
     val_points = ValidationCurve(
-        sample_windows(val_tokens, model.block_size, curve.windows, params.seed),
+        sample_windows(
+            val_tokens, model.block_size, curve.windows, params.seed, key="evaluate.curve.windows"
+        ),
         curve.every(params.budget),
         paths.curve(files.curves, paths.VAL_PPL),
         params.evaluate.batch_size,
