@@ -226,7 +226,7 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     params = (project.root / "params.yaml").read_bytes()
     lock = (project.root / "dvc.lock").read_bytes()
     for bad, says in (
-        ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
+        ("train.lrr=0.1", "not in struct (did you mean train.lr?)"),  # DVC's check: no key
         ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
     ):
         child = _attnlab(project, "-S", bad, f"train@ladder-mlp-{SEED}")
