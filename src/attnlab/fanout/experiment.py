@@ -5,7 +5,9 @@ budget.scale=0.01``). ``dvc exp run -S`` runs its stages one at a time; here the
 overrides are applied to the params files with DVC's own override code (the same grammar,
 the same rejection of unknown keys, the same file written back), validated by attnlab's
 loader before any stage starts, and after the fan-out the workspace is saved as an
-experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed.
+experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed. A
+mistaken override is one line (:mod:`~attnlab.fanout.overrides`), and a run that does not
+start leaves the params files as they were.
 """
 
 import subprocess
