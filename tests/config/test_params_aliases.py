@@ -50,7 +50,10 @@ def test_no_two_variants_are_the_same_run(tmp_path):
     ("override", "expected"),
     [
         # DVC itself refuses a key params.yaml does not hold ...
-        ("variants.depth-1.model.n_layer=2", "Invalid `--set-param` value"),
+        (
+            "variants.depth-1.model.n_layer=2",
+            "Key 'depth-1' is not in struct (depth-1 is an alias of ladder-layernorm",
+        ),
         # ... and the loader an added one that would give the alias knobs of its own.
         ("+variants.depth-1.model.n_layer=2", "aliases.depth-1: also a key of variants"),
     ],

@@ -226,7 +226,7 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     params = (project.root / "params.yaml").read_bytes()
     lock = (project.root / "dvc.lock").read_bytes()
     for bad, says in (
-        ("train.lrr=0.1", "Invalid `--set-param`"),  # DVC's own check: no such key
+        ("train.lrr=0.1", "not in struct (did you mean train.lr?)"),  # DVC's check: no key
         ("train.lr=-1", "train.lr"),  # attnlab's loader: named, before any stage
     ):
         child = _attnlab(project, "-S", bad, f"train@ladder-mlp-{SEED}")
@@ -238,12 +238,12 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     out = _fan_out(
         project,
         "-S",
-        "+variants.ladder-mlp.train.lr=0.002",
+        "+variants.ladder-mlp.train.lr=0.00002",  # DVC writes 2e-05, a YAML 1.2 float
         "-n",
-        "lr-2e-3",
+        "lr-2e-5",
         f"train@ladder-mlp-{SEED}",
     )
-    assert "saved experiment lr-2e-3" in out
+    assert "saved experiment lr-2e-5" in out
     shown = json.loads(project.dvc("exp", "show", "--json").stdout)
     experiments = {
         exp["name"]: exp["data"]
@@ -251,8 +251,8 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
         for run in baseline.get("experiments") or []
         for exp in run["revs"]
     }
-    saved = experiments["lr-2e-3"]["params"]["params.yaml"]["data"]
-    assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.002
+    saved = experiments["lr-2e-5"]["params"]["params.yaml"]["data"]
+    assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.00002
     trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
-    assert trained.variant.train.lr == 0.002
-    assert trained.config["dvc_experiment"] == "lr-2e-3"
+    assert trained.variant.train.lr == 0.00002
+    assert trained.config["dvc_experiment"] == "lr-2e-5"

@@ -72,10 +72,11 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(tokenized_pro
     assert dvc_project.ran_stages(again.stdout) == []
 
     dvc_project.env["WANDB_MODE"] = "offline"
-    exp = dvc_project.dvc("exp", "run", "-S", "variants.norm-pre.train.lr=0.002", "train")
+    # DVC writes 0.00002 back as 2e-05: a float to DVC (YAML 1.2), text to YAML 1.1.
+    exp = dvc_project.dvc("exp", "run", "-S", "variants.norm-pre.train.lr=0.00002", "train")
     assert dvc_project.ran_stages(exp.stdout) == [f"train@norm-pre-{SEED}"]
     trained = load_trained_model(root / f"data/models/{run_folder('norm-pre')}")
-    assert trained.variant.train.lr == 0.002
+    assert trained.variant.train.lr == 0.00002
     (name,) = _run_names(tmp_path / "wandb")
     assert name.endswith(f"/norm-pre/seed-{SEED}") and not name.startswith("workspace/")
 

@@ -10,6 +10,7 @@ sweeps and the knobs that change no result. Each file keeps its sections' top-le
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,25 @@ def params_files(params: Path | str) -> list[Path]:
     return [params, *(params.with_name(name) for name in DOMAIN_FILES)]
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
+# YAML 1.2's floats, which DVC reads params with (ruamel): unlike YAML 1.1 (PyYAML's safe
+# loader) they need no dot in the mantissa nor a sign in the exponent. DVC writes a small
+# `-S` value back as `1e-05`; read as YAML 1.1 it would be the text '1e-05'.
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_YAML_12_FLOAT = re.compile(
+    r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class _ParamsLoader(yaml.SafeLoader):
+    """YAML's safe loader reading floats as DVC does, refusing a key given twice in a mapping.
+
+    YAML itself keeps the last of two equal keys; DVC refuses them, and so does this loader.
+    """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set[Any] = set()
@@ -57,10 +75,18 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# The safe loader's resolvers with its YAML 1.1 float replaced by YAML 1.2's.
+_ParamsLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _FLOAT_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_ParamsLoader.add_implicit_resolver(_FLOAT_TAG, _YAML_12_FLOAT, list("-+0123456789."))
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         with path.open(encoding="utf-8") as handle:  # a stream: YAML's marks name the file
-            raw = yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a safe loader
+            raw = yaml.load(handle, Loader=_ParamsLoader)  # noqa: S506 - a safe loader
     except FileNotFoundError:
         raise ParamsError(f"{path}: no such params file") from None
     except yaml.YAMLError as err:

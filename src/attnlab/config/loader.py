@@ -160,19 +160,8 @@ def _describe(error: dict[str, Any]) -> str:
         message = "unknown key (not a parameter of attnlab; check its spelling)"
     elif error["type"] == "missing":
         message = "required key is missing"
-    elif isinstance(error.get("input"), str) and _reads_as_number(error["input"]):
-        # YAML 1.1 reads 1e-3 (no dot in the mantissa) as text, not as a number.
-        message += f" (YAML read {error['input']!r} as text: write it with a dot, e.g. 1.0e-3)"
     # Cross-section checks (the variants) already name their key inside the message.
     return f"{_key(error['loc'])}: {message}" if error["loc"] else message
-
-
-def _reads_as_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def parse_params(raw: Any, source: str = "params") -> Params:

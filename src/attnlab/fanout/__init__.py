@@ -16,6 +16,7 @@ from typing import TextIO
 
 from attnlab.fanout.experiment import (
     EXPERIMENT_VARIABLE,
+    ParamsChange,
     apply_params,
     experiment_name,
     save_experiment,
@@ -74,12 +75,17 @@ def repro(
     resources = plan_resources(
         usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
     )
-    experiment = None
+    experiment, change = None, ParamsChange()
     if set_params or name:
-        apply_params(root, set_params)
+        change = apply_params(root, set_params)
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
-    plan = read_plan(root, targets, allow_missing=allow_missing)
+    try:
+        plan = read_plan(root, targets, allow_missing=allow_missing)
+    except BaseException:
+        change.restore()  # the run never started: the params stay as they were
+        raise
+    change.announce(plan.order, out)
     result = FanOut(root, plan, resources, environ, out, allow_missing).run()
     if experiment is not None and result.ok:
         save_experiment(root, experiment, plan.order or targets)

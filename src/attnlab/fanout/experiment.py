@@ -5,15 +5,20 @@ budget.scale=0.01``). ``dvc exp run -S`` runs its stages one at a time; here the
 overrides are applied to the params files with DVC's own override code (the same grammar,
 the same rejection of unknown keys, the same file written back), validated by attnlab's
 loader before any stage starts, and after the fan-out the workspace is saved as an
-experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed.
+experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed. A
+mistaken override is one line (:mod:`~attnlab.fanout.overrides`), and a run that does not
+start leaves the params files as they were.
 """
 
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
-from attnlab.errors import AttnlabError
+from attnlab.errors import AttnlabError, ParamsError
+from attnlab.fanout.overrides import added_variant, check_added_variant, key_of, refusal
 
 # DVC names what it runs with this variable in `dvc exp run`; training records it (W&B
 # run names, the model's config.json), so the fan-out's children get it too.
@@ -29,49 +34,112 @@ def experiment_name(requested: str | None) -> str:
     return gen_random_name()
 
 
-def apply_params(root: Path, overrides: Sequence[str]) -> None:
+@dataclass
+class ParamsChange:
+    """``-S`` overrides applied to the params files, to be undone if the run never starts.
+
+    Attributes:
+        originals: Each changed file's bytes before the change.
+        added: The variants the overrides add, each with its runs' train stages.
+    """
+
+    originals: dict[Path, bytes] = field(default_factory=dict)
+    added: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def restore(self) -> None:
+        """Put every changed file back as it was, byte for byte."""
+        for path, data in self.originals.items():
+            path.write_bytes(data)
+
+    def announce(self, planned: Sequence[str], out: TextIO) -> None:
+        """Say which runs of each added variant this run trains (``planned``: its stages)."""
+        for variant, runs in self.added.items():
+            trained = [stage for stage in runs if stage in planned]
+            if trained:
+                print(f"new variant {variant}: this run trains {', '.join(trained)}", file=out)
+            else:
+                print(
+                    f"new variant {variant}: no target trains it (its runs: {', '.join(runs)})",
+                    file=out,
+                )
+
+
+def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
     """Apply ``-S`` overrides (``key=value``, ``file:key=value``) as ``dvc exp run`` does.
 
-    The params files are then loaded by attnlab's typed loader; an invalid result is put
-    back to the original bytes and reported, before any stage runs. A key of a file beside
-    params.yaml given without its file (``winograd.train.steps=500``) is refused with the
-    spelling DVC needs (``winograd.yaml:winograd.train.steps=500``).
+    The params files are first read by attnlab's loader (a YAML error names its line and
+    column), each override is applied alone with DVC's own code (so a refusal names it),
+    and the result is loaded by the typed loader. On any error every file is put back to
+    its original bytes before any stage runs. A key of a file beside params.yaml given
+    without its file (``winograd.train.steps=500``) is refused with the spelling DVC needs
+    (``winograd.yaml:winograd.train.steps=500``), and a ``+`` that adds a variant one or
+    two edits from an existing name is refused as a likely typo.
+
+    Returns:
+        What changed: the original bytes (for :meth:`ParamsChange.restore`) and the
+        variants added, with their runs.
 
     Raises:
-        AttnlabError: DVC rejects an override (an unknown key, bad syntax), or the
-            changed params are invalid.
+        AttnlabError: a params file is broken, DVC rejects an override (DVC's reason and
+            the closest existing key are named), or the changed params are invalid.
     """
     from dvc.exceptions import DvcException
     from dvc.utils.cli_parse import to_path_overrides
     from dvc.utils.hydra import apply_overrides
 
     from attnlab.config import load_params
+    from attnlab.config.files import DEFAULT_FILE, read_params_mapping
 
-    originals = {}
+    before = read_params_mapping(root / DEFAULT_FILE)
+    change = ParamsChange()
+    added: list[str] = []
     try:
         for name, changes in to_path_overrides(overrides).items():
-            _check_file_of(name, changes)
             path = root / name
-            originals[path] = path.read_bytes()
-            apply_overrides(path, changes)
-        load_params(root / "params.yaml")
-    except (DvcException, AttnlabError) as err:
-        for path, data in originals.items():
-            path.write_bytes(data)
-        raise AttnlabError(f"-S {' '.join(overrides)}: {err}") from None
+            change.originals.setdefault(path, path.read_bytes())
+            for one in changes:
+                _check_file_of(name, one)
+                added += _added_variants(name, one, before)
+                try:
+                    apply_overrides(path, [one])
+                except DvcException as err:
+                    shown = one if name == DEFAULT_FILE else f"{name}:{one}"
+                    raise refusal(shown, one, err, before) from None
+        try:
+            params = load_params(root / DEFAULT_FILE)
+        except ParamsError as err:
+            raise AttnlabError(f"-S {' '.join(overrides)}: {err}") from None
+    except BaseException:
+        change.restore()  # a refused -S leaves nothing behind, nor does Ctrl-C meanwhile
+        raise
+    for variant in dict.fromkeys(added):
+        # dvc.yaml's train stages: one per variant and seed, `train@<variant>-<seed>`.
+        change.added[variant] = tuple(f"train@{variant}-{seed}" for seed in params.seeds)
+    return change
 
 
-def _check_file_of(name: str, changes: Sequence[str]) -> None:
+def _added_variants(name: str, change: str, before: dict) -> list[str]:
+    """The variant ``change`` of file ``name`` adds, refused if it is near an existing name."""
+    from attnlab.config.files import DEFAULT_FILE
+
+    variants, aliases = before.get("variants") or {}, before.get("aliases") or {}
+    variant = added_variant(change, variants) if name == DEFAULT_FILE else None
+    if variant is None or variant in aliases:  # an alias given knobs: the loader refuses
+        return []
+    check_added_variant(change, variant, [*variants, *aliases])
+    return [variant]
+
+
+def _check_file_of(name: str, change: str) -> None:
     """Refuse a key given to params.yaml that a file beside it holds, naming that file."""
     from attnlab.config.files import DEFAULT_FILE, file_of
 
     if name != DEFAULT_FILE:
         return
-    for change in changes:
-        key = change.lstrip("+~").partition("=")[0]
-        home = file_of(key.partition(".")[0])
-        if home != DEFAULT_FILE:
-            raise AttnlabError(f"{key} is a key of {home}: write -S {home}:{change}")
+    key = key_of(change)
+    home = file_of(key.partition(".")[0])
+    if home != DEFAULT_FILE:
+        raise AttnlabError(f"{key} is a key of {home}: write -S {home}:{change}")
 
 
 def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:

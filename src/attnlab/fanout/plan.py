@@ -107,9 +107,21 @@ def read_plan(
             time.sleep(min(30.0, 2.0**attempt))
         except DvcException as err:
             raise AttnlabError(
-                f"dvc cannot plan {' '.join(targets) or 'the pipeline'}: {err}"
+                f"dvc cannot plan {' '.join(targets) or 'the pipeline'}: {_with_mark(err)}"
             ) from None
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _with_mark(err: Exception) -> str:
+    """DVC's message, with the problem, line and column of the YAML error behind it, if any.
+
+    DVC says only that a file's "YAML file structure is corrupted"; its cause knows where.
+    """
+    mark = getattr(err.__cause__, "problem_mark", None)
+    if mark is None:
+        return str(err)
+    problem = getattr(err.__cause__, "problem", None) or "not valid YAML"
+    return f"{err}: {problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
 def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
