@@ -2,11 +2,13 @@
 
 Before: a bit flipped inside a checkpoint tensor resumed silently to different weights; a
 failed write of the model deleted the resume state first, so the rerun trained again from
-step 0; a full disk during a save was torch's "unexpected pos" traceback.
+step 0; a rerun resuming at the last step wrote no val_ppl.csv (DVC had deleted it); a
+full disk during a save was torch's "unexpected pos" traceback.
 """
 
 import errno
 import os
+import shutil
 
 import lightning.pytorch as pl
 import optuna
@@ -43,11 +45,16 @@ def test_a_failed_output_write_keeps_the_resume_state_for_the_rerun(stage_projec
     assert f"error: data/models/{run_folder(VARIANT)}: cannot write it" in failed.stderr
     assert project.checkpoints(), "the resume state went before the outputs were safe"
 
+    curve = project.root / "reports" / "curves" / run_folder(VARIANT) / "val_ppl.csv"
+    written = curve.read_bytes()  # drawn point by point during the fit
     blocker.unlink()
+    shutil.rmtree(project.root / "reports")  # as dvc repro deletes the outputs first
     rerun = project.run(VARIANT)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "at step 6 of 6" in rerun.stderr  # resumed at the end: nothing trained twice
     assert (project.root / "data" / "models" / run_folder(VARIANT) / "model.pt").is_file()
+    # The resumed fit validates nothing; the curve still comes back whole (it did not).
+    assert curve.read_bytes() == written
     assert not project.checkpoints(), "a finished stage leaves no resume state"
 
 

@@ -83,7 +83,7 @@ class ValidationCurve(Callback):
         if not self.points:
             self.points = self._read()
         self.points = [(s, ppl) for s, ppl in self.points if s <= step]
-        self._rewrite()
+        self.write()
         for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
                 logger.log_metrics({SAMPLE: ppl}, step=s)
@@ -108,7 +108,7 @@ class ValidationCurve(Callback):
         if not math.isfinite(ppl):
             raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
         self.points.append((step, ppl))
-        self._rewrite()
+        self.write()
         for logger in trainer.loggers:
             logger.log_metrics({SAMPLE: ppl}, step=step)
 
@@ -126,7 +126,16 @@ class ValidationCurve(Callback):
         with self.path.open(newline="", encoding="utf-8") as f:
             return [(int(row["step"]), float(row[PPL])) for row in csv.DictReader(f)]
 
-    def _rewrite(self) -> None:
+    def write(self) -> None:
+        """Rewrite the plots file from ``points``, all-or-nothing.
+
+        Besides each point, the caller writes it once more with the run's other outputs:
+        a rerun that resumes at the last step validates nothing, and must still leave the
+        file that ``dvc repro`` deleted before it.
+
+        Raises:
+            WriteError: the file cannot be written (naming it).
+        """
         text = io.StringIO(newline="")
         writer = csv.writer(text)
         writer.writerow(("step", PPL))

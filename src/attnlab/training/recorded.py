@@ -104,5 +104,6 @@ def train_and_record(
         files.metrics / paths.TRAIN_METRICS, {**result.metrics, "provenance": result.provenance}
     )
     write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
+    val_points.write()  # a resume at the last step drew no point, and wrote no file
     result.discard_resume_state()  # only now: a failed write above can still resume
     return result
