@@ -12,6 +12,7 @@ checkpoint and W&B.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from pathlib import Path
@@ -111,6 +112,20 @@ class ValidationCurve(Callback):
         self.write()
         for logger in trainer.loggers:
             logger.log_metrics({SAMPLE: ppl}, step=step)
+
+    def definition(self) -> dict[str, Any]:
+        """What shapes the points besides the weights: the windows' SHA-256, cadence, batch.
+
+        A checkpoint's fingerprint holds it, so that a run never resumes a curve scored
+        on other windows or at another cadence.
+        """
+        windows = self.windows.detach().cpu().contiguous().numpy().tobytes()
+        return {
+            "windows": hashlib.sha256(windows).hexdigest(),
+            "shape": list(self.windows.shape),
+            "every_n_steps": self.every_n_steps,
+            "batch_size": self.batch_size,
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """The points so far (saved in every checkpoint)."""

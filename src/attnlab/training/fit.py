@@ -152,7 +152,7 @@ def train_variant(
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
-    digest = fingerprint(job, train_tokens)
+    digest = fingerprint(job, train_tokens, curve)
     folder = checkpoint_dir(run_root, job, digest)
     if curve is not None and data is not None:
         raise ValueError("curve: draws from P0's token windows, not from the given data")
