@@ -225,7 +225,10 @@ class PeriodicCheckpoint(pl.Callback):
         """
         if not isinstance(exception, SIGTERMException) or trainer.global_step == 0:
             return
-        if _validates_now(trainer) and self._validated != trainer.global_step:
+        step = trainer.global_step
+        # The last step validates too, on the curve's request (ValidationCurve).
+        last = trainer.enable_validation and step >= trainer.max_steps
+        if (_validates_now(trainer) or last) and self._validated != step:
             return
         trainer.save_checkpoint(self.path, weights_only=False)
 
