@@ -115,14 +115,14 @@ def test_a_stop_signal_saves_at_the_step_boundary_and_the_rerun_is_identical(
     project = stage_project(f"c-{sig.name}", PARAMS)
     output = _stop_after_first_checkpoint(project, sig)
     assert f"stopped by {sig.name} at step" in output and "Traceback" not in output
-    # A stop inside a step's validation keeps the checkpoint before it: the rerun scores
-    # that step's point again instead of skipping it (the curve lost it before).
     saved_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
-    assert f"last.ckpt at step {saved_at}\n" in output
 
     rerun = project.run(VARIANT, "--keep-checkpoint")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    # A stop inside a step's validation keeps the checkpoint before it: the rerun scores
+    # that step's point again instead of skipping it (val_ppl.csv lost it before).
     _assert_same_run(uninterrupted, project)
+    assert f"last.ckpt at step {saved_at}\n" in output  # where the rerun resumed
 
 
 def test_the_stage_names_a_corrupt_checkpoint_and_writes_nothing(uninterrupted, stage_project):
