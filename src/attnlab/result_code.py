@@ -16,8 +16,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent
 
 # What shapes a trained model's weights: the model, the training loop and the token files.
-# A checkpoint's fingerprint hashes exactly this, in this order, so a change to the list
-# makes every existing checkpoint unusable (training then starts over).
+# A checkpoint's fingerprint hashes this, in this order (and CURVE after it when the run
+# draws the val/ppl curve), so a change to a list makes every existing checkpoint
+# unusable (training then starts over).
 WEIGHTS = ("models", "training", "data/tokens.py")
 
 # What the train stage measures while it trains (the val/ppl curve, val/bpb) beside the

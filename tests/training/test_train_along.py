@@ -1,7 +1,8 @@
 """Weights kept along training (E09, E11): the right steps, the same bytes after a resume.
 
 The evaluate stage measures every kept step and refuses a file whose SHA-256 differs from
-the manifest's, or a missing one, naming it and writing nothing.
+the manifest's, or a missing one, naming it and writing nothing; so too for the model's
+own weights, checked against the model folder's manifest.
 
 The real train stage (real Lightning) trains E11's post-norm row, cut to three blocks of
 width 32, for 80 steps with dropout on, so a resumed run must also resume the RNG to write
@@ -10,6 +11,7 @@ the same weights; the real evaluate stage then measures every kept step.
 
 import hashlib
 import json
+import shutil
 import signal
 
 import pytest
@@ -158,3 +160,22 @@ def test_evaluate_measures_every_kept_step_and_refuses_a_changed_file(uninterrup
     assert missing.returncode == 2
     assert f"error: {relative}: missing (listed in" in missing.stderr
     assert not record_path.exists()
+
+
+def test_evaluate_refuses_a_model_file_with_a_flipped_bit(uninterrupted, stage_project):
+    # Before, it loaded and was recorded: val/ppl off in its 7th digit, or null after a
+    # flipped exponent bit. A copy: the module's other tests read the trained folder.
+    project = stage_project("flipped", PARAMS)
+    model = project.root / f"data/models/{run_folder(VARIANT)}"
+    shutil.copytree(uninterrupted.root / f"data/models/{run_folder(VARIANT)}", model)
+    data = bytearray((model / "model.pt").read_bytes())
+    data[len(data) * 3 // 4] ^= 0x01  # one bit deep in the tensor data: it still loads
+    (model / "model.pt").write_bytes(bytes(data))
+    refused = _evaluate(project)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (
+        f"error: {model.relative_to(project.root)}/model.pt: its SHA-256 differs from the one "
+        f"in {model.relative_to(project.root)}/manifest.json" in refused.stderr
+    )
+    assert "Traceback" not in refused.stderr
+    assert not (project.root / f"reports/metrics/{run_folder(VARIANT)}/eval.json").exists()

@@ -2,11 +2,14 @@
 
 Before: a bit flipped inside a checkpoint tensor resumed silently to different weights; a
 failed write of the model deleted the resume state first, so the rerun trained again from
-step 0; a full disk during a save was torch's "unexpected pos" traceback.
+step 0; a rerun resuming at the last step wrote no val_ppl.csv (DVC had deleted it); a
+run resumed after a change to the curve's windows; a full disk during a save was torch's
+"unexpected pos" traceback.
 """
 
 import errno
 import os
+import shutil
 
 import lightning.pytorch as pl
 import optuna
@@ -14,6 +17,7 @@ import pytest
 import torch
 from train_helpers import run_folder, shrunk_params
 
+from attnlab.config.files import write_params_mapping
 from attnlab.errors import AttnlabError
 from attnlab.training import CheckpointError
 from attnlab.training.checkpoints import AtomicCheckpointIO
@@ -43,12 +47,31 @@ def test_a_failed_output_write_keeps_the_resume_state_for_the_rerun(stage_projec
     assert f"error: data/models/{run_folder(VARIANT)}: cannot write it" in failed.stderr
     assert project.checkpoints(), "the resume state went before the outputs were safe"
 
+    curve = project.root / "reports" / "curves" / run_folder(VARIANT) / "val_ppl.csv"
+    written = curve.read_bytes()  # drawn point by point during the fit
     blocker.unlink()
+    shutil.rmtree(project.root / "reports")  # as dvc repro deletes the outputs first
     rerun = project.run(VARIANT)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "at step 6 of 6" in rerun.stderr  # resumed at the end: nothing trained twice
     assert (project.root / "data" / "models" / run_folder(VARIANT) / "model.pt").is_file()
+    # The resumed fit validates nothing; the curve still comes back whole (it did not).
+    assert curve.read_bytes() == written
     assert not project.checkpoints(), "a finished stage leaves no resume state"
+
+
+def test_a_run_stopped_before_a_curve_knob_changed_starts_afresh(stage_project):
+    # Before, it resumed and kept the curve scored on 64 windows (tests/training/
+    # test_train_fingerprint.py checks every knob the stage declares).
+    params = shrunk_params(steps=6)
+    project = stage_project("knob", params)
+    kept = project.run(VARIANT, "--keep-checkpoint")  # the resume state stays, at step 6
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    params["evaluate"]["curve"]["windows"] = 16  # was 64
+    write_params_mapping(project.root / "params.yaml", params)
+    rerun = project.run(VARIANT)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "resuming from" not in rerun.stderr and "starting from step 0" in rerun.stderr
 
 
 def test_a_full_disk_during_a_save_says_so_and_keeps_the_old_file(tmp_path, monkeypatch):

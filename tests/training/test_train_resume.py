@@ -4,6 +4,7 @@ PITFALLS T1 (SIGKILL, and the graceful SIGTERM path) and T2 (a corrupt checkpoin
 by the stage). "Nothing lost" means: identical weights, optimiser and scheduler state,
 global step and per-step loss series, no step missing or repeated in the curve, at most
 one checkpoint interval of work redone. Dropout is on, so the RNG state must resume too.
+The val/ppl curve has a point at every step, so each stop lands in a step that validates.
 """
 
 import signal
@@ -29,12 +30,14 @@ PARAMS = shrunk_params(
     steps=240,
     model={"dropout": 0.1},
     runtime={"log_every_n_steps": 25, "checkpoint": {"every_n_train_steps": EVERY}},
+    # A val/ppl point at every step (10 x 0.08 rounds to 1), in 4 batches: a stop signal
+    # then always lands in a step that validates, mostly inside its validation.
+    evaluate={"batch_size": 4, "curve": {"every_steps": 10, "windows": 16}},
 )
 OUTPUTS = (
     f"data/models/{run_folder(VARIANT)}/model.pt",
     f"reports/curves/{run_folder(VARIANT)}/train_loss.csv",
-    # a point every 8 steps: each checkpoint's step has one, written before the checkpoint
-    f"reports/curves/{run_folder(VARIANT)}/val_ppl.csv",
+    f"reports/curves/{run_folder(VARIANT)}/val_ppl.csv",  # no point missing or repeated
 )
 
 
@@ -123,12 +126,14 @@ def test_a_stop_signal_saves_at_the_step_boundary_and_the_rerun_is_identical(
     project = stage_project(f"c-{sig.name}", PARAMS)
     output = _stop_after_first_checkpoint(project, sig)
     assert f"stopped by {sig.name} at step" in output and "Traceback" not in output
-    stopped_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
-    assert f"stopped by {sig.name} at step {stopped_at};" in output
+    saved_at = load_checkpoint_file(project.checkpoints()[0])["global_step"]
 
     rerun = project.run(VARIANT, "--keep-checkpoint")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    # A stop inside a step's validation keeps the checkpoint before it: the rerun scores
+    # that step's point again instead of skipping it (val_ppl.csv lost it before).
     _assert_same_run(uninterrupted, project)
+    assert f"last.ckpt at step {saved_at}\n" in output  # where the rerun resumed
     stopped, resumed = _one_run_in_two_segments(project)
     assert stopped["exit_code"] == 1 and resumed["exit_code"] == 0  # both on disk, whole
 

@@ -12,6 +12,7 @@ checkpoint and W&B.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from pathlib import Path
@@ -83,7 +84,7 @@ class ValidationCurve(Callback):
         if not self.points:
             self.points = self._read()
         self.points = [(s, ppl) for s, ppl in self.points if s <= step]
-        self._rewrite()
+        self.write()
         for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
                 logger.log_metrics({SAMPLE: ppl}, step=s)
@@ -108,9 +109,23 @@ class ValidationCurve(Callback):
         if not math.isfinite(ppl):
             raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
         self.points.append((step, ppl))
-        self._rewrite()
+        self.write()
         for logger in trainer.loggers:
             logger.log_metrics({SAMPLE: ppl}, step=step)
+
+    def definition(self) -> dict[str, Any]:
+        """What shapes the points besides the weights: the windows' SHA-256, cadence, batch.
+
+        A checkpoint's fingerprint holds it, so that a run never resumes a curve scored
+        on other windows or at another cadence.
+        """
+        windows = self.windows.detach().cpu().contiguous().numpy().tobytes()
+        return {
+            "windows": hashlib.sha256(windows).hexdigest(),
+            "shape": list(self.windows.shape),
+            "every_n_steps": self.every_n_steps,
+            "batch_size": self.batch_size,
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """The points so far (saved in every checkpoint)."""
@@ -126,7 +141,16 @@ class ValidationCurve(Callback):
         with self.path.open(newline="", encoding="utf-8") as f:
             return [(int(row["step"]), float(row[PPL])) for row in csv.DictReader(f)]
 
-    def _rewrite(self) -> None:
+    def write(self) -> None:
+        """Rewrite the plots file from ``points``, all-or-nothing.
+
+        Besides each point, the caller writes it once more with the run's other outputs:
+        a rerun that resumes at the last step validates nothing, and must still leave the
+        file that ``dvc repro`` deleted before it.
+
+        Raises:
+            WriteError: the file cannot be written (naming it).
+        """
         text = io.StringIO(newline="")
         writer = csv.writer(text)
         writer.writerow(("step", PPL))

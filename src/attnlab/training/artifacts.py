@@ -1,11 +1,14 @@
 """What a training run leaves behind, and how later stages read it back.
 
-A trained model is a folder with two files: ``model.pt``, the model's ``state_dict``
-(loaded with ``weights_only=True``: plain tensors, no pickled code), and ``config.json``,
+A trained model is a folder of three files: ``model.pt``, the model's ``state_dict``
+(loaded with ``weights_only=True``: plain tensors, no pickled code), ``config.json``,
 the resolved configuration it was trained with: variant, model config, recipe, budget,
 steps, the run's seed with its init and data seeds, hardware, fingerprint and git
-revision. Offline W&B loses its config when a run is killed (PITFALLS 4), so this file,
-not W&B, is where the hyperparameters live.
+revision, and ``manifest.json``, the SHA-256 of each of the two, written when training
+ends. Offline W&B loses its config when a run is killed (PITFALLS 4), so this file,
+not W&B, is where the hyperparameters live. A flipped bit in the weights still loads
+(to slightly different numbers, or NaN): :func:`load_trained_model` checks both files
+against the manifest first, as :func:`read_along` checks the kept steps.
 
 Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
 naming the file, and never leaves half a file behind.
@@ -33,7 +36,7 @@ from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 from attnlab.models import LanguageModel, ModelConfig
-from attnlab.paths import read_metrics, write_metrics
+from attnlab.paths import metrics_text, read_metrics, write_metrics
 
 WEIGHTS = "model.pt"
 CONFIG = "config.json"
@@ -56,14 +59,20 @@ class TrainedModel:
 
 
 def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Path) -> None:
-    """Write ``model.pt`` and ``config.json`` into ``folder`` (created if needed).
+    """Write ``model.pt``, ``config.json`` and their ``manifest.json`` into ``folder``.
+
+    The folder is created if needed.
 
     ``config`` must hold ``variant``, ``model`` (the ModelConfig's fields) and ``train``,
     as :meth:`attnlab.training.TrainJob.config` returns them.
     """
     folder = Path(folder)
-    write_atomically(folder / WEIGHTS, weights_bytes(model))
-    write_metrics(folder / CONFIG, config)
+    files = {WEIGHTS: weights_bytes(model), CONFIG: metrics_text(config).encode("utf-8")}
+    for name, data in files.items():
+        write_atomically(folder / name, data)
+    # Last: a folder that a failed write left half done has no manifest, and is refused.
+    listed = [{"file": name, "sha256": _sha256(data)} for name, data in files.items()]
+    write_metrics(folder / MANIFEST, {"files": listed})
 
 
 def weights_bytes(model: torch.nn.Module) -> bytes:
@@ -76,14 +85,27 @@ def weights_bytes(model: torch.nn.Module) -> bytes:
 def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -> TrainedModel:
     """Rebuild a trained model from its folder, in eval mode.
 
+    Both files are checked against the folder's manifest before either is read.
+
     Raises:
-        AttnlabError: the folder lacks a file, or the weights do not fit the config.
+        AttnlabError: the folder lacks a file, a file's SHA-256 differs from the
+            manifest's (naming the file), or the weights do not fit the config.
     """
     folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise AttnlabError(
+            f"{folder}: not a trained model folder (no {MANIFEST}, the SHA-256 of its "
+            "files); retrain the run"
+        )
+    hashes = {entry["file"]: entry["sha256"] for entry in read_metrics(manifest)["files"]}
+    config_bytes, weights = (
+        _read_listed(folder / name, hashes.get(name), manifest) for name in (CONFIG, WEIGHTS)
+    )
     try:
-        config = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
-        state = torch.load(folder / WEIGHTS, map_location=map_location, weights_only=True)
-    except (OSError, ValueError, RuntimeError) as err:
+        config = json.loads(config_bytes)
+        state = torch.load(io.BytesIO(weights), map_location=map_location, weights_only=True)
+    except (ValueError, RuntimeError) as err:
         raise AttnlabError(f"{folder}: not a trained model folder ({err})") from None
     variant = Variant(
         name=config["variant"],
@@ -139,6 +161,25 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
+    """The bytes of ``path``, once their SHA-256 is the one ``manifest`` lists for it.
+
+    Raises:
+        AttnlabError: the file is missing or unlisted, or its bytes differ (naming it).
+    """
+    if sha256 is None:
+        raise AttnlabError(f"{path}: not listed in {manifest}; retrain the run")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        raise AttnlabError(f"{path}: missing (listed in {manifest})") from None
+    if _sha256(data) != sha256:
+        raise AttnlabError(
+            f"{path}: its SHA-256 differs from the one in {manifest}; retrain the run to restore it"
+        )
+    return data
+
+
 def keep_along(written: Path, model_folder: Path, steps: Sequence[int]) -> None:
     """Copy the files :class:`AlongTraining` wrote into ``model_folder/along`` with a manifest.
 
@@ -178,20 +219,11 @@ def read_along(model_folder: Path, map_location: str | torch.device = "cpu") -> 
             differs from the manifest's (the message names the file).
     """
     folder = Path(model_folder) / ALONG
-    manifest = read_metrics(folder / MANIFEST)
-    payloads = []
-    for entry in manifest["steps"]:
-        path = folder / entry["file"]
-        try:
-            data = path.read_bytes()
-        except OSError:
-            raise AttnlabError(f"{path}: missing (listed in {folder / MANIFEST})") from None
-        if _sha256(data) != entry["sha256"]:
-            raise AttnlabError(
-                f"{path}: its SHA-256 differs from the one in {folder / MANIFEST}; "
-                "retrain the run to restore it"
-            )
-        payloads.append((int(entry["step"]), data))
+    manifest = folder / MANIFEST
+    payloads = [
+        (int(entry["step"]), _read_listed(folder / entry["file"], entry["sha256"], manifest))
+        for entry in read_metrics(manifest)["steps"]
+    ]
     return [
         AlongWeights(
             step, torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)

@@ -170,6 +170,7 @@ class PeriodicCheckpoint(pl.Callback):
         self.path = Path(folder) / LAST
         self.every = every_n_train_steps
         self.fingerprint = fingerprint
+        self._validated: int | None = None  # the step whose validation ended last
 
     def on_save_checkpoint(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
@@ -195,7 +196,10 @@ class PeriodicCheckpoint(pl.Callback):
         A restart skips a validation its checkpoint was saved before (Lightning's
         RESTARTED_ON_TRAIN_BATCH_END), and the curve would lose that point for good.
         """
-        if not trainer.sanity_checking and self._due(trainer):
+        if trainer.sanity_checking:
+            return
+        self._validated = trainer.global_step
+        if self._due(trainer):
             trainer.save_checkpoint(self.path, weights_only=False)
 
     def _due(self, trainer: pl.Trainer) -> bool:
@@ -212,9 +216,21 @@ class PeriodicCheckpoint(pl.Callback):
     def on_exception(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException
     ) -> None:
-        """Save on SIGTERM (or SIGINT), which Lightning raises only between steps."""
-        if isinstance(exception, SIGTERMException) and trainer.global_step > 0:
-            trainer.save_checkpoint(self.path, weights_only=False)
+        """Save on SIGTERM (or SIGINT), raised between steps, unless it cut a validation short.
+
+        A stop that lands in a step's validation (or in the step before it) ends that
+        validation early, and a restart skips a validation its checkpoint was saved before
+        (as for :meth:`on_validation_end`): the curve would lose that step's point for
+        good. The previous checkpoint then stands, and a rerun redoes at most one interval.
+        """
+        if not isinstance(exception, SIGTERMException) or trainer.global_step == 0:
+            return
+        step = trainer.global_step
+        # The last step validates too, on the curve's request (ValidationCurve).
+        last = trainer.enable_validation and step >= trainer.max_steps
+        if (_validates_now(trainer) or last) and self._validated != step:
+            return
+        trainer.save_checkpoint(self.path, weights_only=False)
 
 
 def _validates_now(trainer: pl.Trainer) -> bool:

@@ -152,7 +152,7 @@ def train_variant(
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
-    digest = fingerprint(job, train_tokens)
+    digest = fingerprint(job, train_tokens, curve)
     folder = checkpoint_dir(run_root, job, digest)
     if curve is not None and data is not None:
         raise ValueError("curve: draws from P0's token windows, not from the given data")
@@ -338,11 +338,23 @@ def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path |
         try:
             trainer.fit(task, datamodule=call.data, ckpt_path=start)
         except SIGTERMException:
-            then = f"; rerun to resume from {call.folder / LAST}" if call.resumable else ""
             raise TrainingInterrupted(
                 f"{call.job.variant.name}: stopped by {stop.name} at step {trainer.global_step}"
-                f"{then}",
+                f"{_rerun_hint(call)}",
                 stop.name,
             ) from None
     if not all(torch.isfinite(p).all() for p in task.parameters()):
         raise DivergedError(f"a weight is not finite after step {trainer.global_step}")
+
+
+def _rerun_hint(call: _Run) -> str:
+    """Where a rerun of a stopped fit resumes: the checkpoint's step, which may be earlier.
+
+    A stop during a step's validation keeps the checkpoint before it (PeriodicCheckpoint).
+    """
+    if not call.resumable:
+        return ""
+    path = call.folder / LAST
+    if not path.exists():
+        return "; no checkpoint yet: a rerun starts from step 0"
+    return f"; rerun to resume from {path} at step {checkpoint_step(path, call.digest)}"

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch import Tensor
+
 from attnlab import paths
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
@@ -45,6 +47,25 @@ class RunFiles:
     curves: Path
 
 
+def validation_curve(
+    params: Params, val_tokens: Tensor, block_size: int, curves: Path
+) -> ValidationCurve:
+    """The run's ``val/ppl`` curve, into ``curves``: params ``evaluate.curve`` and ``seed``.
+
+    Every run scores the same seeded windows (drawn from params ``seed``), at
+    ``evaluate.curve.every_steps`` scaled by the budget, ``evaluate.batch_size`` at a time.
+    """
+    curve = params.evaluate.curve
+    return ValidationCurve(
+        sample_windows(
+            val_tokens, block_size, curve.windows, params.seed, key="evaluate.curve.windows"
+        ),
+        curve.every(params.budget),
+        paths.curve(curves, paths.VAL_PPL),
+        params.evaluate.batch_size,
+    )
+
+
 def train_and_record(
     params: Params,
     job: TrainJob,
@@ -71,15 +92,7 @@ def train_and_record(
         read_tokens(files.train_tokens), files.train_tokens, model.block_size, model.vocab_size
     )
     check_fits(val_tokens, files.val_tokens, model.block_size, model.vocab_size)
-    curve = params.evaluate.curve
-    val_points = ValidationCurve(
-        sample_windows(
-            val_tokens, model.block_size, curve.windows, params.seed, key="evaluate.curve.windows"
-        ),
-        curve.every(params.budget),
-        paths.curve(files.curves, paths.VAL_PPL),
-        params.evaluate.batch_size,
-    )
+    val_points = validation_curve(params, val_tokens, model.block_size, files.curves)
     whole_split = WholeSplitScore(
         val_tokens,
         model.block_size,
@@ -106,5 +119,6 @@ def train_and_record(
         files.metrics / paths.TRAIN_METRICS, {**result.metrics, "provenance": result.provenance}
     )
     write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
+    val_points.write()  # a resume at the last step drew no point, and wrote no file
     result.discard_resume_state()  # only now: a failed write above can still resume
     return result

@@ -5,13 +5,15 @@ the steps and warmup it really trains, its seed, and the hardware. The run's see
 both things a seed controls (docs/catalogue.md, P0, Seeds), the initial weights with
 dropout (:attr:`TrainJob.init_seed`) and the batch order (:attr:`TrainJob.data_seed`),
 unless the variant's recipe pins one. Its :func:`fingerprint` hashes everything that
-changes the trained weights, so a checkpoint is only ever resumed by the run that wrote it.
+shapes what the run records, so a checkpoint is only ever resumed by the run that wrote it.
 
 Resume state and W&B runs live under a *run root* outside the repository (default
 ``~/.cache/attnlab``, or ``ATTNLAB_RUN_ROOT``): DVC deletes a stage's outputs before
 rerunning it, and deletes everything that is not an output when a ``--temp`` or queued
 experiment ends (PITFALLS 2), so nothing that must survive a kill can live in the project.
 """
+
+from __future__ import annotations
 
 import dataclasses
 import hashlib
@@ -20,7 +22,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lightning
 import torch
@@ -31,17 +33,11 @@ from attnlab.config.training import RuntimeParams, TrainerParams
 from attnlab.config.variants import Variant
 from attnlab.paths import seed_label
 
+if TYPE_CHECKING:  # the curve's module loads Lightning's callbacks
+    from attnlab.evaluation.curve import ValidationCurve
+
 RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
 DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")
-# Trainer knobs that change the numbers (logging and worker counts do not).
-_RESULT_TRAINER = (
-    "accelerator",
-    "devices",
-    "num_nodes",
-    "strategy",
-    "precision",
-    "matmul_precision",
-)
 
 
 @dataclass(frozen=True)
@@ -57,7 +53,7 @@ class TrainJob:
     runtime: RuntimeParams
 
     @classmethod
-    def from_params(cls, params: Params, name: str, seed: int | None = None) -> "TrainJob":
+    def from_params(cls, params: Params, name: str, seed: int | None = None) -> TrainJob:
         """Resolve variant ``name``, scaling its steps and warmup by ``budget.scale``.
 
         Args:
@@ -72,7 +68,7 @@ class TrainJob:
         return cls.from_variant(params, params.variant(name), seed)
 
     @classmethod
-    def from_variant(cls, params: Params, variant: Variant, seed: int | None = None) -> "TrainJob":
+    def from_variant(cls, params: Params, variant: Variant, seed: int | None = None) -> TrainJob:
         """A job for an already resolved ``variant`` (one not listed under ``variants``).
 
         The budget, hardware and runtime (checkpoints, W&B) come from ``params``, and so does
@@ -113,7 +109,7 @@ class TrainJob:
         return self.variant.train.batch_size * self.variant.model.block_size
 
     def config(self) -> dict[str, Any]:
-        """The resolved configuration as plain JSON values (for W&B and the model folder)."""
+        """The resolved configuration as plain JSON values (W&B, the model folder, fingerprint)."""
         return {
             "variant": self.variant.name,
             "experiment": self.variant.experiment,
@@ -127,9 +123,9 @@ class TrainJob:
         }
 
 
-def _source_digest() -> str:
+def _source_digest(parts: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
-    for file in result_code.files(result_code.WEIGHTS):
+    for file in result_code.files(parts):
         digest.update(str(file.relative_to(result_code.PACKAGE)).encode())
         digest.update(file.read_bytes())
     return digest.hexdigest()
@@ -143,26 +139,30 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fingerprint(job: TrainJob, train_tokens: Path) -> str:
-    """A short hash of everything that changes the trained weights.
+def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None = None) -> str:
+    """A short hash of everything that shapes what the run records.
 
-    That is: the resolved model and recipe, the scaled steps and warmup, the run's seed and
-    the init and data seeds it resolves to (so two seeds never share resume state, even
-    when both are pinned), the result-relevant trainer knobs, the train split's bytes, the
-    library code that trains (models, training, token reading) and the torch and Lightning
-    versions. Not the
-    checkpoint interval, the logging interval or W&B: they change nothing in the weights.
+    That is: the whole configuration the run records (:meth:`TrainJob.config`: the model,
+    the recipe, the budget and the steps it scales, the run's seed and the init and data
+    seeds it resolves to, so that two seeds never share resume state, and every
+    ``trainer`` knob), the ``val/ppl`` curve's definition when one is drawn (its windows'
+    bytes, which the root ``seed``, the validation split and ``evaluate.curve.windows``
+    make; its cadence; its batch size) with the code that scores it, the train split's
+    bytes, the library code that trains (models, training, token reading) and the torch
+    and Lightning versions. Not ``runtime`` (checkpoint and logging intervals, W&B): it
+    changes nothing a run records.
+
+    Args:
+        job: The run.
+        train_tokens: The file the batches are drawn from.
+        curve: The validation curve the fit draws, if any.
     """
-    config = job.config()
+    code = result_code.WEIGHTS + (result_code.CURVE if curve is not None else ())
     described = {
-        "model": config["model"],
-        "train": config["train"],
-        "steps": job.steps,
-        "warmup_steps": job.warmup_steps,
-        **job.seeds(),
-        "trainer": {key: config["trainer"][key] for key in _RESULT_TRAINER},
+        "config": job.config(),
+        "curve": curve.definition() if curve is not None else None,
         "tokens": _file_digest(train_tokens),
-        "code": _source_digest(),
+        "code": _source_digest(code),
         "versions": [torch.__version__, lightning.__version__],
     }
     canonical = json.dumps(described, sort_keys=True, separators=(",", ":"))
