@@ -9,7 +9,7 @@ measurements always give the same bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from importlib.resources import files
 
@@ -18,6 +18,11 @@ from attnlab.report.content import Section, Table
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
 BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive", NOT_RUN: "notrun"}
+STALE_TITLE = "Runs left out as stale"
+STALE_NOTE = (
+    "Their records were made under other params than the current ones (another budget, "
+    "recipe or seed): no table, verdict or headline reads them. Rerun them to count them."
+)
 
 
 def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
@@ -166,16 +171,27 @@ def _section_html(section: Section, verdicts: list[Verdict], robustness: Table |
     return "".join(parts) + "</section>"
 
 
+def _stale_html(stale: Sequence[str]) -> str:
+    if not stale:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in stale)
+    return (
+        f'<section id="stale"><h2>{STALE_TITLE}</h2><p class="note">{STALE_NOTE}</p>'
+        f"<ul>{items}</ul></section>"
+    )
+
+
 def render_html(
     sections: list[Section],
     verdicts: list[Verdict],
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
 ) -> str:
     """The whole report as one HTML page (CSS and figures inline, no script, no link out).
 
     ``robustness``: by experiment id, its claims under its other protocols, shown after
-    its claims.
+    its claims. ``stale``: the runs left out, one line each, shown before the claims.
     """
     robustness = robustness or {}
     css = files("attnlab.report").joinpath("report.css").read_text(encoding="utf-8")
@@ -193,6 +209,7 @@ def render_html(
         "the rule printed beside it. <strong>Claims: " + _counts(verdicts) + ".</strong></p>"
         '<p><a class="demo" href="demo.html">Open the interactive demo: how attention finds '
         "things</a></p></header>",
+        _stale_html(stale),
         f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
         '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
         "claim's test, threshold and deciding numbers are in its experiment's section.</p>"
@@ -261,6 +278,7 @@ def render_markdown(
     verdicts: list[Verdict],
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
 ) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
     robustness = robustness or {}
@@ -272,6 +290,11 @@ def render_markdown(
         "",
         f"**Claims: {_counts(verdicts)}.**",
         "",
+        *(
+            [f"## {STALE_TITLE}", "", STALE_NOTE, "", *(f"- {line}" for line in stale), ""]
+            if stale
+            else []
+        ),
         "## Every claim of the catalogue",
         "",
         _md_verdicts(verdicts),
