@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from attnlab.catalogue import protocol_variants_of
+from attnlab.config import load_params
+from attnlab.config.fingerprint import EVAL, FINGERPRINT, TRAIN
+from attnlab.training.configurations import expected_runs
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +56,7 @@ ALONG = {"dk-1024-unscaled": [0, 1, 2, 3], "norm-post": [0, 1, 2]}
 
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
+    keys.add(FINGERPRINT)
     keys |= {"seed", "init_seed", "data_seed"}
     keys |= {"val/bpb", "train/bpb"}
     keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}
@@ -94,6 +98,24 @@ def _assert_along_ends_where_the_record_does(root: Path) -> None:
                 assert values[0] == pytest.approx(record[key], rel=1e-9), key
 
 
+def _assert_the_report_reads_these_runs_and_not_the_records(root: Path) -> None:
+    """The fingerprints the stages wrote are the ones the report computes from the params.
+
+    The project's committed record (budget 1.0) is, under these tiny params, stale.
+    """
+    expected = expected_runs(load_params(root / "params.yaml"), [SEED, SEED + 1])
+    for name in KEEP:
+        for kind in (TRAIN, EVAL):
+            record = json.loads(
+                (root / f"reports/metrics/{name}/seed-{SEED}/{kind}.json").read_text()
+            )
+            assert record[FINGERPRINT] == expected[name][SEED].fingerprints[kind], name
+            assert expected[name][SEED].differs(kind, record) is None, name
+        committed = root / f"reports/metrics/{name}/seed-{SEED + 1}/train.json"
+        reason = expected[name][SEED + 1].differs(TRAIN, json.loads(committed.read_text()))
+        assert reason is not None and reason.startswith("train.json steps"), name
+
+
 def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
     project = tokenized_project
     project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
@@ -115,7 +137,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
         assert record["seed"] == record["init_seed"] == record["data_seed"] == SEED
         assert record["val/tokens"] == corpus["val_tokens"] - 1  # every token but the first
         assert record["train/tokens"] == corpus["train_tokens"] - 1
-        numbers = [v for k, v in record.items() if k not in ("protocol", "along")]
+        numbers = [v for k, v in record.items() if k not in ("protocol", "along", FINGERPRINT)]
         assert all(math.isfinite(v) for v in numbers), name
         assert 1 < record["val/ppl"] < 2 * 1024  # six steps: still near uniform over V
         assert set(record["protocol"]) >= {"perplexity", "params"}
@@ -124,6 +146,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
         assert record["val/bpb"] == pytest.approx(expected, rel=0.1), name
 
     _assert_along_ends_where_the_record_does(root)
+    _assert_the_report_reads_these_runs_and_not_the_records(root)
 
     positions = root / f"reports/metrics/positions-learned/seed-{SEED}/eval.json"
     positions = json.loads(positions.read_text())
