@@ -47,6 +47,6 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
     markdown = (reports / "REPORT.md").read_text()
     assert "| E02.1 | averaging makes the model about four times worse" in markdown
     e021 = next(line for line in markdown.splitlines() if line.startswith("| E02.1 |"))
-    assert "**holds** (n = 2, [4, 4])" in e021 and "ratio 4.000" in e021
+    assert "**holds** (n = 2, 95 % CI [4, 4])" in e021 and "ratio 4.000" in e021
     summary = json.loads((reports / "summary/ladder-average/eval.json").read_text())
     assert summary["val/ppl"]["n"] == 2 and set(summary["val/ppl"]["seeds"]) == {"1", "2"}

@@ -31,12 +31,22 @@ def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
     return ", ".join(f"{counts[s]} {s}" for s in shown)
 
 
+BASIS_NOTE = (
+    "A verdict's badge says what it rests on: n, the seeds; 95 % CI [low, high], the 95 % "
+    "t-interval over those seeds of what the claim's test measures (the mean of one "
+    "measurement, or of a per-seed ratio or difference, named in its test); p, a binomial "
+    "test's p-value; exact, one computation, no sampling. Hover a badge for its test."
+)
+
+
 def basis(verdict: Verdict) -> str:
-    """What a verdict rests on: ``n = 3, [0.95, 0.99]``, ``exact``, or nothing (not run)."""
+    """What a verdict rests on: ``n = 3, 95 % CI [0.95, 0.99]``, ``exact``, or nothing."""
     if verdict.status == NOT_RUN:
         return ""
     if verdict.n is None:
         return "exact"
+    if verdict.interval.startswith("["):  # a t-interval; otherwise a p-value says itself
+        return f"n = {verdict.n}, 95 % CI {verdict.interval}"
     if verdict.interval and verdict.interval != "n = 1":
         return f"n = {verdict.n}, {verdict.interval}"
     return f"n = {verdict.n}"
@@ -45,7 +55,8 @@ def basis(verdict: Verdict) -> str:
 def _badge(verdict: Verdict) -> str:
     shown = basis(verdict)
     extra = f' <span class="n">{escape(shown)}</span>' if shown else ""
-    return f'<span class="badge {BADGE[verdict.status]}">{verdict.status}{extra}</span>'
+    test = f' title="{escape(verdict.claim.rule.test)}"' if shown else ""
+    return f'<span class="badge {BADGE[verdict.status]}"{test}>{verdict.status}{extra}</span>'
 
 
 def deciding_runs(verdict: Verdict) -> str:
@@ -85,7 +96,9 @@ def _inconclusive_html(verdicts: list[Verdict]) -> str:
 
 
 def _table_html(table: Table) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
+    # A column named with underscores (train_wrong_noun) may break after each: unbroken,
+    # a wide table's headers pushed its last columns past the page's right edge.
+    head = "".join(f"<th>{escape(h).replace('_', '_<wbr>')}</th>" for h in table.header)
     body = "".join(
         "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{_linked(c)}</td>" for c in row) + "</tr>"
         for row in table.rows
@@ -212,7 +225,8 @@ def render_html(
         _stale_html(stale),
         f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
         '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
-        "claim's test, threshold and deciding numbers are in its experiment's section.</p>"
+        "claim's test, threshold and deciding numbers are in its experiment's section. "
+        f"{BASIS_NOTE}</p>"
         + _summary_html(verdicts)
         + "</section>",
         _inconclusive_html(verdicts),
@@ -296,6 +310,8 @@ def render_markdown(
             else []
         ),
         "## Every claim of the catalogue",
+        "",
+        BASIS_NOTE.removesuffix(" Hover a badge for its test."),
         "",
         _md_verdicts(verdicts),
         "",
