@@ -226,9 +226,7 @@ def render_html(
         f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
         '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
         "claim's test, threshold and deciding numbers are in its experiment's section. "
-        f"{BASIS_NOTE}</p>"
-        + _summary_html(verdicts)
-        + "</section>",
+        f"{BASIS_NOTE}</p>" + _summary_html(verdicts) + "</section>",
         _inconclusive_html(verdicts),
         *(_section_html(s, by_section[s.id], robustness.get(s.id)) for s in sections),
     ]
