@@ -119,7 +119,15 @@ def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project):
     stale = project / "reports" / "charts" / "E99-gone.csv"
     stale.parent.mkdir(parents=True)
     stale.write_text("variant,step,loss\n")
-    _write(curve_file(_chart("E11-train-loss"), "norm-post", SEED), "loss", [4.0])
+    for variant in ("norm-post", "norm-pre"):
+        _write(curve_file(_chart("E11-train-loss"), variant, SEED), "loss", [4.0])
+    # norm-post's run is the committed record's (it states the params' 1000 steps); norm-pre's
+    # was trained at another budget: a stale run, left out and named.
+    record = ROOT / paths.train_metrics("norm-post", SEED)
+    for variant, steps in (("norm-post", 1000), ("norm-pre", 5)):
+        metrics = project / paths.train_metrics(variant, SEED)
+        metrics.parent.mkdir(parents=True)
+        metrics.write_text(record.read_text().replace('"steps": 1000,', f'"steps": {steps},'))
     done = subprocess.run(
         [sys.executable, "-m", "attnlab.stages.charts", "--seed", str(SEED)],
         capture_output=True,
@@ -127,5 +135,10 @@ def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project):
         check=True,
     )
     charts = len(catalogue().charts)
-    assert done.stdout.strip() == f"charts: 1 of {charts} have a run -> reports/charts"
+    assert done.stdout.splitlines() == [
+        f"charts: left out as stale: norm-pre seed {SEED}: train.json steps 5, params give 1000",
+        f"charts: 1 of {charts} have a run -> reports/charts",
+    ]
     assert [p.name for p in (project / "reports" / "charts").iterdir()] == ["E11-train-loss.csv"]
+    drawn = (project / "reports" / "charts" / "E11-train-loss.csv").read_text()
+    assert "norm-post,0,4.0" in drawn and "norm-pre" not in drawn

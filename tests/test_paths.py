@@ -62,7 +62,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
             {paths.eval_metrics(variant, seed)},
             tokens | {paths.model_dir(variant, seed)},
         ),
-        "charts": ({paths.CHARTS}, {paths.CURVES}),
+        "charts": ({paths.CHARTS}, {paths.CURVES, paths.METRICS}),
         "report": (
             {paths.REPORT_INDEX, paths.REPORT_MARKDOWN, paths.DEMO, paths.SUMMARY, paths.HEADLINE},
             {paths.METRICS, paths.CURVES, paths.TABLES, paths.FIGURES, paths.SWEEPS},

@@ -7,14 +7,17 @@ file (:func:`attnlab.paths.chart`) that holds every row of its experiments, one 
 each: ``variant,step,<value>``. The value column is the curve's own (``loss``,
 ``val/ppl``) and comes last, where DVC looks for y by default, so the axis says what is
 plotted. An alias row draws the run of the variant it reads, under the row's own name; a
-row whose run has no curve yet is left out, so a partial catalogue still charts.
+row whose run has no curve yet is left out, so a partial catalogue still charts, and so is
+a row whose run is stale (its ``train.json`` states another configuration than the params
+give it, :mod:`attnlab.config.fingerprint`): a chart never draws a 15-step curve beside
+3000-step ones.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from attnlab import paths
@@ -49,9 +52,15 @@ def _read_curve(path: Path) -> tuple[str, list[list[str]]]:
 
 
 def chart_csv(
-    chart: Chart, catalogue: Catalogue, aliases: Mapping[str, str], seed: int
+    chart: Chart,
+    catalogue: Catalogue,
+    aliases: Mapping[str, str],
+    seed: int,
+    stale: Collection[str] = (),
 ) -> str | None:
     """The CSV text of ``chart`` from the curves of ``seed``'s runs; ``None`` if none exists.
+
+    The rows whose run is in ``stale`` (trained variants) are left out.
 
     Raises:
         AttnlabError: a curve file is malformed, or two rows' files name their value
@@ -61,8 +70,8 @@ def chart_csv(
     lines: list[list[str]] = []
     for row, run in chart_runs(chart, catalogue, aliases).items():
         path = curve_file(chart, run, seed)
-        if not path.is_file():
-            continue  # not trained yet: the chart draws the rows that are
+        if run in stale or not path.is_file():
+            continue  # stale, or not trained yet: the chart draws the rows that are current
         column, points = _read_curve(path)
         if field is not None and column != field:
             raise AttnlabError(f"{path}: its column {column!r} is not the chart's {field!r}")
@@ -77,11 +86,16 @@ def chart_csv(
     return text.getvalue()
 
 
-def write_charts(catalogue: Catalogue, aliases: Mapping[str, str], seed: int) -> list[Path]:
-    """Write every chart of ``catalogue`` that has a curve; the files written, in order."""
+def write_charts(
+    catalogue: Catalogue, aliases: Mapping[str, str], seed: int, stale: Collection[str] = ()
+) -> list[Path]:
+    """Write every chart of ``catalogue`` that has a current curve; the files written, in order.
+
+    ``stale``: the trained variants whose run under ``seed`` is left out.
+    """
     written = []
     for chart in catalogue.charts:
-        text = chart_csv(chart, catalogue, aliases, seed)
+        text = chart_csv(chart, catalogue, aliases, seed, stale)
         if text is not None:
             path = paths.chart(chart.name)
             write_atomically(path, text.encode("utf-8"))

@@ -43,13 +43,17 @@ WINOGRAD = (
     "winograd/scoring.py",
 )
 
+# What a run's records state beside its numbers: the fingerprint of its configuration,
+# which the report compares with the params' (an edit changes every record's).
+RECORD = ("config/fingerprint.py",)
+
 # Each training stage's result-affecting library code, beside its own command module
 # (``stages/<stage>.py``, which dvc.yaml lists too). A sweep's study definition hashes
 # the sweep's list: a change to it starts the study afresh.
 STAGES: dict[str, tuple[str, ...]] = {
-    "train": WEIGHTS + CURVE,
+    "train": WEIGHTS + CURVE + RECORD,
     "sweep": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps"),
-    "sweep-check": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps/check.py"),
+    "sweep-check": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps/check.py") + RECORD,
     "winograd-train": WEIGHTS + WINOGRAD,
 }
 

@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from attnlab.catalogue import protocol_variants_of
+from attnlab.config import parse_params
+from attnlab.config.files import read_params_mapping
+from attnlab.config.fingerprint import EVAL, FINGERPRINT, TRAIN
+from attnlab.training.configurations import expected_runs
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +57,7 @@ ALONG = {"dk-1024-unscaled": [0, 1, 2, 3], "norm-post": [0, 1, 2]}
 
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
+    keys.add(FINGERPRINT)
     keys |= {"seed", "init_seed", "data_seed"}
     keys |= {"val/bpb", "train/bpb"}
     keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}
@@ -94,6 +99,25 @@ def _assert_along_ends_where_the_record_does(root: Path) -> None:
                 assert values[0] == pytest.approx(record[key], rel=1e-9), key
 
 
+def _assert_the_report_reads_these_runs_and_not_at_another_budget(root: Path) -> None:
+    """The fingerprints the stages wrote are the ones the report computes from the params.
+
+    Under twice the budget (the issue's mixed runs, the other way round) they are stale.
+    """
+    params = read_params_mapping(root / "params.yaml")
+    expected = expected_runs(parse_params(params), [SEED])
+    params["budget"]["scale"] *= 2
+    doubled = expected_runs(parse_params(params), [SEED])
+    for name in KEEP:
+        for kind in (TRAIN, EVAL):
+            record = json.loads(
+                (root / f"reports/metrics/{name}/seed-{SEED}/{kind}.json").read_text()
+            )
+            assert record[FINGERPRINT] == expected[name][SEED].fingerprints[kind], name
+            assert expected[name][SEED].differs(kind, record) is None, name
+            assert doubled[name][SEED].differs(kind, record) is not None, name
+
+
 def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
     project = tokenized_project
     project.env["WANDB_MODE"] = "disabled"  # W&B has its own tests; seconds a stage here
@@ -115,7 +139,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
         assert record["seed"] == record["init_seed"] == record["data_seed"] == SEED
         assert record["val/tokens"] == corpus["val_tokens"] - 1  # every token but the first
         assert record["train/tokens"] == corpus["train_tokens"] - 1
-        numbers = [v for k, v in record.items() if k not in ("protocol", "along")]
+        numbers = [v for k, v in record.items() if k not in ("protocol", "along", FINGERPRINT)]
         assert all(math.isfinite(v) for v in numbers), name
         assert 1 < record["val/ppl"] < 2 * 1024  # six steps: still near uniform over V
         assert set(record["protocol"]) >= {"perplexity", "params"}
@@ -124,6 +148,7 @@ def test_repro_evaluate_writes_every_key_for_its_variants(tokenized_project):
         assert record["val/bpb"] == pytest.approx(expected, rel=0.1), name
 
     _assert_along_ends_where_the_record_does(root)
+    _assert_the_report_reads_these_runs_and_not_at_another_budget(root)
 
     positions = root / f"reports/metrics/positions-learned/seed-{SEED}/eval.json"
     positions = json.loads(positions.read_text())

@@ -156,3 +156,27 @@ def test_the_report_loads_every_figure_and_nothing_from_the_network(browser, pag
     page.wait_for_load_state("load")
     assert page.url.endswith("/demo.html") and errors == []
     page.close()
+
+
+def test_the_demo_opens_with_the_pronoun_selected_and_its_query_worked(browser, pages):
+    page, errors = browser.open(pages[0] / "demo.html")
+    assert page.get_attribute("#sentence .word.selected", "data-index") == "6"  # "it"
+    assert _bars(page) and _steps(page) and page.inner_text("#query").strip()
+    assert errors == []
+    page.close()
+
+
+def test_no_table_runs_off_the_page_and_every_badge_names_its_interval(browser, pages):
+    page, _ = browser.open(pages[0] / "index.html")
+    overflowing = page.eval_on_selector_all(
+        "div.scroll",
+        "boxes => boxes.filter(b => b.scrollWidth > b.clientWidth)"
+        ".map(b => b.querySelector('th').textContent)",
+    )
+    assert overflowing == []  # E17's held-out table ran off the right edge
+    badges = page.eval_on_selector_all(".badge", "bs => bs.map(b => [b.textContent, b.title])")
+    intervals = [(text, title) for text, title in badges if "[" in text]
+    assert intervals and all("95 % CI [" in text and title for text, title in intervals)
+    assert all(title for text, title in badges if "n = " in text or "exact" in text)
+    assert "95 % t-interval over those seeds" in page.inner_text("#claims .note")
+    page.close()

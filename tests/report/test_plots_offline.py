@@ -47,6 +47,12 @@ def test_the_template_loads_nothing_and_keeps_dvcs_placeholders():
     assert not re.search(r"""<(script|link)[^>]+(src|href)=""", text)
 
 
+def test_the_charts_draw_y_on_a_log_axis():
+    """val/ppl falls from ~1,000 to 30-60: on a linear axis that band is a flat line."""
+    spec = json.loads((ROOT / ".dvc" / "plots" / "variants.json").read_text(encoding="utf-8"))
+    assert spec["encoding"]["y"]["scale"] == {"type": "log"}
+
+
 def test_dvc_config_points_at_the_template():
     config = configparser.ConfigParser()
     config.read(ROOT / ".dvc" / "config")

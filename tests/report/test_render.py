@@ -156,7 +156,7 @@ def test_tables_show_the_mean_the_interval_and_n_with_the_seeds_behind_each_cell
 
 def test_each_badge_gives_its_n_and_interval_and_the_inconclusive_list_names_the_runs(full):
     e02 = next(v for v in full.verdicts if v.claim.id == "E02.3")
-    assert f'{e02.status} <span class="n">n = 2, {e02.interval}</span>' in full.index_html
+    assert f'{e02.status} <span class="n">n = 2, 95 % CI {e02.interval}</span>' in full.index_html
     exact = next(v for v in full.verdicts if v.claim.id == "E15.1")
     assert f'{exact.status} <span class="n">exact</span>' in full.index_html
     pending = [v for v in full.verdicts if v.status == INCONCLUSIVE]

@@ -18,12 +18,22 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
         shutil.rmtree(root / "reports" / kind)
     reports = write_run(root / "reports")
     (reports / "figures").mkdir(exist_ok=True)
+
+    def fabricated(params: dict) -> None:  # the params the fabricated runs state: 6 of 3000 steps
+        params.update(seeds=list(SEEDS), budget={"scale": 6 / 3000})
+
+    dvc_project.edit_params(fabricated, commit=False)
     dvc_project.run("git", "add", "-A")
     dvc_project.run("git", "commit", "-qm", "a tiny-budget run")
 
     done = dvc_project.dvc("repro", "--single-item", "report")
     assert dvc_project.ran_stages(done.stdout) == ["report"]
     assert f"report: {len(CLAIMS)} claims" in done.stdout
+    # The rows of another step count (E08's 1500, E11's 1000) state 6 too: stale, named.
+    assert "report: left out as stale: norm-pre seed 1: train.json steps 6, params give 2" in (
+        done.stdout
+    )
+    assert "left out as stale: ladder-" not in done.stdout
     for name in ("index.html", "REPORT.md", "demo.html"):
         assert (reports / name).stat().st_size > 1000, name
     page = (reports / "index.html").read_text()
@@ -47,6 +57,6 @@ def test_repro_report_renders_then_reruns_only_when_a_metric_changes(dvc_project
     markdown = (reports / "REPORT.md").read_text()
     assert "| E02.1 | averaging makes the model about four times worse" in markdown
     e021 = next(line for line in markdown.splitlines() if line.startswith("| E02.1 |"))
-    assert "**holds** (n = 2, [4, 4])" in e021 and "ratio 4.000" in e021
+    assert "**holds** (n = 2, 95 % CI [4, 4])" in e021 and "ratio 4.000" in e021
     summary = json.loads((reports / "summary/ladder-average/eval.json").read_text())
     assert summary["val/ppl"]["n"] == 2 and set(summary["val/ppl"]["seeds"]) == {"1", "2"}

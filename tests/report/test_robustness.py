@@ -67,7 +67,7 @@ def test_a_protocol_with_the_rows_numbers_gets_the_main_verdict_and_interval(tmp
     main = next(v for v in verdicts if v.claim.id == "E11.3")
     assert main.status == FAILS and main.n == 3
     claim, _, main_cell, dropout10, weights_rms, dropout20, _ = rows["E11.3"]
-    assert main_cell == dropout10 == f"{FAILS} (n = 3, {main.interval})"
+    assert main_cell == dropout10 == f"{FAILS} (n = 3, 95 % CI {main.interval})"
     assert weights_rms == main_cell  # a measurement protocol: val/ppl read as it is
     assert dropout20 == NOT_RUN  # no runs of its variants at all
 
@@ -75,9 +75,9 @@ def test_a_protocol_with_the_rows_numbers_gets_the_main_verdict_and_interval(tmp
 def test_the_reading_names_the_choice_under_which_a_failing_claim_holds(tmp_path):
     table, *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE})
     _, _, main_cell, dropout10, _, dropout20, reading = rows["E11.3"]
-    assert main_cell.startswith(f"{FAILS} (n = 3, [")
-    assert dropout10.startswith(f"{HOLDS} (n = 3, [")
-    assert dropout20.startswith(f"{FAILS} (n = 3, [")
+    assert main_cell.startswith(f"{FAILS} (n = 3, 95 % CI [")
+    assert dropout10.startswith(f"{HOLDS} (n = 3, 95 % CI [")
+    assert dropout20.startswith(f"{FAILS} (n = 3, 95 % CI [")
     assert (
         reading == "holds when dropout 0.1 on every row (the story names dropout, never its rate)"
     )
@@ -103,7 +103,7 @@ def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_ma
     section = markdown.split("## E11:", 1)[1].split("\n## ", 1)[0]
     claims, robustness = section.split("### Claims", 1)[1].split(f"### {table.title}")
     assert "| E11.3 | pre-norm needs no warmup |" in claims  # the main verdict stays
-    assert "| E11.3 | pre-norm needs no warmup | does not hold (n = 3, [" in robustness
+    assert "| E11.3 | pre-norm needs no warmup | does not hold (n = 3, 95 % CI [" in robustness
     assert "| holds when dropout 0.1 on every row" in robustness
     page = render_html(sections, verdicts, [], {"E11": table})
     html = page.split('<section id="E11">', 1)[1].split("</section>", 1)[0]

@@ -37,7 +37,8 @@ from attnlab.report.winograd import demo_payload
 class Report:
     """The rendered report: the page, its Markdown twin, the demo, and every verdict.
 
-    ``summary`` holds the aggregates over seeds, by metrics source.
+    ``summary`` holds the aggregates over seeds, by metrics source; ``stale`` names the runs
+    left out because their records were made under other params.
     """
 
     index_html: str
@@ -46,6 +47,7 @@ class Report:
     verdicts: list[Verdict]
     headline: dict[str, Any]
     summary: dict[str, dict[str, dict[str, Any]]]
+    stale: list[str]
 
 
 def build_report(inputs: ReportInputs) -> Report:
@@ -55,12 +57,13 @@ def build_report(inputs: ReportInputs) -> Report:
     sections = build_sections(results)
     robustness = robustness_tables(results, verdicts)
     return Report(
-        index_html=render_html(sections, verdicts, results.problems, robustness),
-        markdown=render_markdown(sections, verdicts, results.problems, robustness),
+        index_html=render_html(sections, verdicts, results.problems, robustness, results.stale),
+        markdown=render_markdown(sections, verdicts, results.problems, robustness, results.stale),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
         headline=headline(results, verdicts),
         summary=aggregates(results),
+        stale=results.stale,
     )
 
 

@@ -9,7 +9,7 @@ measurements always give the same bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from importlib.resources import files
 
@@ -18,6 +18,11 @@ from attnlab.report.content import Section, Table
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
 BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive", NOT_RUN: "notrun"}
+STALE_TITLE = "Runs left out as stale"
+STALE_NOTE = (
+    "Their records were made under other params than the current ones (another budget, "
+    "recipe or seed): no table, verdict or headline reads them. Rerun them to count them."
+)
 
 
 def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
@@ -26,12 +31,22 @@ def _counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
     return ", ".join(f"{counts[s]} {s}" for s in shown)
 
 
+BASIS_NOTE = (
+    "A verdict's badge says what it rests on: n, the seeds; 95 % CI [low, high], the 95 % "
+    "t-interval over those seeds of what the claim's test measures (the mean of one "
+    "measurement, or of a per-seed ratio or difference, named in its test); p, a binomial "
+    "test's p-value; exact, one computation, no sampling. Hover a badge for its test."
+)
+
+
 def basis(verdict: Verdict) -> str:
-    """What a verdict rests on: ``n = 3, [0.95, 0.99]``, ``exact``, or nothing (not run)."""
+    """What a verdict rests on: ``n = 3, 95 % CI [0.95, 0.99]``, ``exact``, or nothing."""
     if verdict.status == NOT_RUN:
         return ""
     if verdict.n is None:
         return "exact"
+    if verdict.interval.startswith("["):  # a t-interval; otherwise a p-value says itself
+        return f"n = {verdict.n}, 95 % CI {verdict.interval}"
     if verdict.interval and verdict.interval != "n = 1":
         return f"n = {verdict.n}, {verdict.interval}"
     return f"n = {verdict.n}"
@@ -40,7 +55,8 @@ def basis(verdict: Verdict) -> str:
 def _badge(verdict: Verdict) -> str:
     shown = basis(verdict)
     extra = f' <span class="n">{escape(shown)}</span>' if shown else ""
-    return f'<span class="badge {BADGE[verdict.status]}">{verdict.status}{extra}</span>'
+    test = f' title="{escape(verdict.claim.rule.test)}"' if shown else ""
+    return f'<span class="badge {BADGE[verdict.status]}"{test}>{verdict.status}{extra}</span>'
 
 
 def deciding_runs(verdict: Verdict) -> str:
@@ -80,7 +96,9 @@ def _inconclusive_html(verdicts: list[Verdict]) -> str:
 
 
 def _table_html(table: Table) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
+    # A column named with underscores (train_wrong_noun) may break after each: unbroken,
+    # a wide table's headers pushed its last columns past the page's right edge.
+    head = "".join(f"<th>{escape(h).replace('_', '_<wbr>')}</th>" for h in table.header)
     body = "".join(
         "<tr>" + "".join(f"<td{_cls(c)}{_title(c)}>{_linked(c)}</td>" for c in row) + "</tr>"
         for row in table.rows
@@ -166,16 +184,27 @@ def _section_html(section: Section, verdicts: list[Verdict], robustness: Table |
     return "".join(parts) + "</section>"
 
 
+def _stale_html(stale: Sequence[str]) -> str:
+    if not stale:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in stale)
+    return (
+        f'<section id="stale"><h2>{STALE_TITLE}</h2><p class="note">{STALE_NOTE}</p>'
+        f"<ul>{items}</ul></section>"
+    )
+
+
 def render_html(
     sections: list[Section],
     verdicts: list[Verdict],
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
 ) -> str:
     """The whole report as one HTML page (CSS and figures inline, no script, no link out).
 
     ``robustness``: by experiment id, its claims under its other protocols, shown after
-    its claims.
+    its claims. ``stale``: the runs left out, one line each, shown before the claims.
     """
     robustness = robustness or {}
     css = files("attnlab.report").joinpath("report.css").read_text(encoding="utf-8")
@@ -193,11 +222,11 @@ def render_html(
         "the rule printed beside it. <strong>Claims: " + _counts(verdicts) + ".</strong></p>"
         '<p><a class="demo" href="demo.html">Open the interactive demo: how attention finds '
         "things</a></p></header>",
+        _stale_html(stale),
         f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>",
         '<section id="claims"><h2>Every claim of the catalogue</h2><p class="note">Each '
-        "claim's test, threshold and deciding numbers are in its experiment's section.</p>"
-        + _summary_html(verdicts)
-        + "</section>",
+        "claim's test, threshold and deciding numbers are in its experiment's section. "
+        f"{BASIS_NOTE}</p>" + _summary_html(verdicts) + "</section>",
         _inconclusive_html(verdicts),
         *(_section_html(s, by_section[s.id], robustness.get(s.id)) for s in sections),
     ]
@@ -261,6 +290,7 @@ def render_markdown(
     verdicts: list[Verdict],
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
 ) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
     robustness = robustness or {}
@@ -272,7 +302,14 @@ def render_markdown(
         "",
         f"**Claims: {_counts(verdicts)}.**",
         "",
+        *(
+            [f"## {STALE_TITLE}", "", STALE_NOTE, "", *(f"- {line}" for line in stale), ""]
+            if stale
+            else []
+        ),
         "## Every claim of the catalogue",
+        "",
+        BASIS_NOTE.removesuffix(" Hover a badge for its test."),
         "",
         _md_verdicts(verdicts),
         "",

@@ -25,6 +25,7 @@ from typing import Any
 
 from attnlab.errors import AttnlabError
 from attnlab.paths import BEST_TRIAL, TRIALS, read_metrics
+from attnlab.report.stale import Configurations, drop_stale_runs
 from attnlab.report.stats import Seed, Summary, summarise
 
 Point = tuple[float, float]
@@ -51,6 +52,9 @@ class ReportInputs:
         aliases: params ``aliases``: each alias row and the variant whose runs it reads.
         variants: params ``variants``' names: the rows trained once per seed, so a file of
             theirs without a seed is a stale record, never a value for every seed.
+        configurations: per variant, per seed of params ``seeds``, the configuration the
+            params give its run (:mod:`attnlab.report.stale`): a run whose records state
+            another is left out. Empty: no run is judged.
     """
 
     metrics: Path
@@ -61,6 +65,7 @@ class ReportInputs:
     params: dict[str, Any] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     variants: tuple[str, ...] = ()
+    configurations: Configurations = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Results:
     ``metrics`` and ``curves`` hold one entry per seed of each source
     (``metrics["ladder-mlp/eval"][1]`` is seed 1's record), as found on disk; the lookups
     below read an alias row's source (``aliases``: row -> variant) from its variant's.
+    ``stale`` names the runs left out because their records were made under other params.
     """
 
     metrics: dict[str, Runs] = field(default_factory=dict)
@@ -90,6 +96,7 @@ class Results:
     params: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)
 
     def resolve(self, source: str) -> str:
         """``source`` with an alias row replaced by its variant (``depth-1/eval`` -> its runs').
@@ -197,6 +204,7 @@ def load_results(inputs: ReportInputs) -> Results:
         _drop_unseeded_runs(found, kind, set(inputs.variants), results.problems)
     for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
         _drop_alias_files(found, kind, results.aliases, results.problems)
+    results.stale = drop_stale_runs(results.metrics, results.curves, inputs.configurations)
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:

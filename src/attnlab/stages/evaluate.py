@@ -7,8 +7,10 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
+from attnlab.config.fingerprint import EVAL, FINGERPRINT, run_configuration
 from attnlab.evaluation.trained import evaluate_trained, evaluation_device
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
+from attnlab.training.artifacts import CONFIG
 from attnlab.training.capacity import check_fits_in_memory
 
 
@@ -36,7 +38,8 @@ def main(
     (E09, E11, what the catalogue measures along training): steps and, per key, its value
     at every step kept in data/models/{variant}/seed-{seed}/along/ (each file checked
     against the manifest's SHA-256 first: a mismatch is refused, nothing written); a
-    protocol field saying how; wall_s.
+    protocol field saying how; wall_s; fingerprint (attnlab.config.fingerprint: the
+    measured model's configuration, from its config.json, with the evaluate knobs).
     """
     cfg = load_params(params)
     if evaluation_device(cfg.evaluate.device).type == "cpu":
@@ -53,6 +56,10 @@ def main(
         experiments=cfg.experiments_reading(variant),
         along=cfg.measured_along(variant),
     )
+    # The configuration of the model measured (its config.json), with the evaluate knobs:
+    # the report reads the record only if the params give the same.
+    trained = paths.read_metrics(paths.model_dir(variant, seed) / CONFIG)
+    record[FINGERPRINT] = run_configuration(trained, cfg).fingerprints[EVAL]
     paths.write_metrics(paths.eval_metrics(variant, seed), record)
     headline = {
         k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))

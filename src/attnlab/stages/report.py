@@ -6,6 +6,7 @@ from attnlab import paths
 from attnlab.config import catalogue_choice, load_params
 from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
+from attnlab.training.configurations import expected_runs
 
 
 def main(
@@ -18,7 +19,10 @@ def main(
     model and train (the catalogue's choice the sweep section answers against), and its
     references (the story's own choices, run as fixed trials); wandb
     (entity and project: the trials' W&B links); aliases (a row that reads its variant's
-    files, said so in its experiment's protocol); everything under reports/metrics,
+    files, said so in its experiment's protocol); seeds, budget, model, train, trainer,
+    bpe.vocab_size and evaluate (the configuration each run's train.json and eval.json
+    must state: a run that states another is left out, and named as stale on the page
+    and here); everything under reports/metrics,
     reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
     folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
@@ -51,8 +55,11 @@ def main(
         },
         aliases=dict(loaded.aliases),
         variants=tuple(loaded.variants),
+        configurations=expected_runs(loaded, loaded.seeds),
     )
     report = build_report(inputs)
+    for line in report.stale:
+        print(f"report: left out as stale: {line}")
     paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
     paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
     paths.DEMO.write_text(report.demo_html, encoding="utf-8")

@@ -34,7 +34,8 @@ def main(
     Writes: ({run} is {variant}/seed-{seed}) data/models/{run}/ (model.pt and
     config.json), reports/metrics/{run}/train.json (train/loss: mean of the last 5 % of
     steps; seed, init_seed, data_seed; steps, tokens_seen, wall_s, tokens_per_s, params,
-    device; provenance: git_commit, git_dirty, dvc_experiment, wandb_run) and
+    device; fingerprint: the run's configuration, attnlab.config.fingerprint; provenance:
+    git_commit, git_dirty, dvc_experiment, wandb_run) and
     reports/curves/{run}/train_loss.csv (step, loss: one row per step) and
     reports/curves/{run}/val_ppl.csv (step, val/ppl on a fixed sample of validation
     windows, every evaluate.curve.every_steps steps scaled by the budget); for a run an

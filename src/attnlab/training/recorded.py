@@ -14,6 +14,7 @@ from pathlib import Path
 from torch import Tensor
 
 from attnlab import paths
+from attnlab.config.fingerprint import FINGERPRINT, TRAIN, run_configuration
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.evaluation.bpb import token_byte_lengths
@@ -115,8 +116,11 @@ def train_and_record(
     save_trained_model(result.model, result.config, files.model)
     if result.along is not None:
         keep_along(result.along, files.model, along)
+    # The configuration's fingerprint lets the report tell this run from a stale one.
+    fingerprint = run_configuration(job.config(), params).fingerprints[TRAIN]
     paths.write_metrics(
-        files.metrics / paths.TRAIN_METRICS, {**result.metrics, "provenance": result.provenance}
+        files.metrics / paths.TRAIN_METRICS,
+        {**result.metrics, FINGERPRINT: fingerprint, "provenance": result.provenance},
     )
     write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
     val_points.write()  # a resume at the last step drew no point, and wrote no file
