@@ -91,7 +91,9 @@ def repro_command(
     metrics as a serial `dvc repro`. Torch threads are divided so that jobs x threads
     stays within the cores (OMP_NUM_THREADS and MKL_NUM_THREADS of each stage); on GPUs
     each stage sees one device (CUDA_VISIBLE_DEVICES). Ctrl-C or SIGTERM stops every stage
-    at its next step (training saves its checkpoint first); rerunning continues. With
+    at its next step (training saves its checkpoint first); rerunning continues. The
+    outputs of a stage stopped or failed half-way are restored from git or DVC's cache.
+    One `attnlab repro` runs in a project at a time. With
     `-S`, params.yaml is changed as `dvc exp run -S` would, and the result is saved with
     `dvc exp save` so that `dvc exp show` lists it. With `--allow-missing` a stage whose
     only change is absent data is current, so a fresh clone of the record runs only what
