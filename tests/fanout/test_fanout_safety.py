@@ -111,6 +111,29 @@ def test_ctrl_c_puts_back_a_stopped_stages_committed_outputs_and_a_second_run_is
 
 
 @pytest.mark.slow
+def test_a_failed_stage_gets_its_outputs_back_from_git_and_from_dvcs_cache(tokenized_project):
+    project = tokenized_project
+    tokens = sorted((project.root / "data/tokens").iterdir())
+    before = {path.name: path.read_bytes() for path in tokens}
+    # The stage fails half-way, having written part of its outputs.
+    (project.root / "pipeline/tokenize_corpus.py").write_text(
+        "from pathlib import Path\n"
+        "Path('data/tokens').mkdir()\n"
+        "Path('data/tokens/train.parquet').write_text('half')\n"
+        "Path('reports/metrics/corpus.json').write_text('{')\n"
+        "raise SystemExit(1)\n"
+    )
+    project.run("git", "commit", "-qam", "a tokenize stage that fails")
+    launcher = _attnlab(project, "tokenize")
+    out, _ = launcher.communicate(timeout=300)
+    assert launcher.returncode == 1 and "tokenize: FAILED" in out, out
+    assert "from git: reports/metrics/corpus.json" in out, out
+    assert "from DVC's cache: data/tokens" in out, out
+    assert _changed(project) == []
+    assert {path.name: path.read_bytes() for path in tokens} == before
+
+
+@pytest.mark.slow
 def test_a_stop_while_dvc_records_a_finished_stage_lets_it_write_dvc_lock_whole(dvc_project):
     launcher = _attnlab(dvc_project, "probes")
     _wait_for(lambda: launcher.poll() is not None or psutil.Process(launcher.pid).children(), "DVC")

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from attnlab.errors import AttnlabError
 from attnlab.fanout.children import Child, lost_a_lock, outcome, touched_outputs
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
@@ -223,11 +224,15 @@ class FanOut:
         """Put back the outputs of the stages begun and not finished, saying from where."""
         if not self._to_restore:
             return
-        restored = restore_outputs(self.root, self._to_restore)
         self._say(
             f"restoring the outputs of {len(self._to_restore)} unfinished stage(s), "
             f"{', '.join(self._to_restore)} (DVC deletes them before it runs a stage):"
         )
+        try:
+            restored = restore_outputs(self.root, self._to_restore)
+        except AttnlabError as err:  # said, and the run's own outcome still decides the exit
+            self._say(f"  error: {err}")
+            return
         for line in restored.lines():
             self._say(f"  {line}")
 

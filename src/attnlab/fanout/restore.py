@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attnlab.errors import AttnlabError
+
 
 @dataclass
 class Restored:
@@ -50,13 +52,28 @@ def restore_outputs(root: Path, stages: Sequence[str]) -> Restored:
     Args:
         root: The DVC project.
         stages: Stage names as the plan has them (``train@ladder-mlp-1337``).
+
+    Raises:
+        AttnlabError: DVC or git could not put them back (the message says how to).
     """
+    from dvc.exceptions import DvcException
+
+    if not stages:
+        return Restored()
+    try:
+        return _restore(root, stages)
+    except (DvcException, OSError, subprocess.CalledProcessError) as err:
+        raise AttnlabError(
+            f"could not restore them ({err}); `git checkout -- <output>` and "
+            f"`dvc checkout --force {' '.join(stages)}` put them back"
+        ) from None
+
+
+def _restore(root: Path, stages: Sequence[str]) -> Restored:
     from dvc.exceptions import CheckoutError
     from dvc.repo import Repo, lock_repo
 
     restored = Restored()
-    if not stages:
-        return restored
     # Stage names and the paths DVC reports are relative to the working directory.
     with contextlib.chdir(root), Repo(str(root), _wait_for_lock=True) as repo:
         with lock_repo(repo):
