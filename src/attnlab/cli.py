@@ -100,16 +100,19 @@ def repro_command(
     your changes made stale. Stage logs: .dvc/tmp/attnlab-repro/.
     """
     from attnlab.fanout import repro
+    from attnlab.fanout.exclusive import only_fan_out
 
-    result = repro(
-        find_project_root(Path.cwd()),
-        targets or (),
-        jobs=jobs,
-        per_device=per_device,
-        set_params=set_param or (),
-        name=name,
-        allow_missing=allow_missing,
-    )
+    root = find_project_root(Path.cwd())
+    with only_fan_out(root):  # before -S touches params.yaml: a second run changes nothing
+        result = repro(
+            root,
+            targets or (),
+            jobs=jobs,
+            per_device=per_device,
+            set_params=set_param or (),
+            name=name,
+            allow_missing=allow_missing,
+        )
     if result.signal is not None:
         sys.exit(128 + result.signal)
     if not result.ok:

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from attnlab.fanout.exclusive import only_fan_out
 from attnlab.fanout.experiment import (
     EXPERIMENT_VARIABLE,
     apply_params,
@@ -69,22 +68,20 @@ def repro(
         out: Where the progress lines go.
 
     Raises:
-        AttnlabError: bad arguments, an invalid override, DVC cannot plan the run, or
-            another fan-out runs in ``root``.
+        AttnlabError: bad arguments, an invalid override, or DVC cannot plan the run.
     """
     environ = dict(os.environ)
     resources = plan_resources(
         usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
     )
-    with only_fan_out(root):
-        experiment = None
-        if set_params or name:
-            apply_params(root, set_params)
-            experiment = experiment_name(name)
-            environ[EXPERIMENT_VARIABLE] = experiment
-        plan = read_plan(root, targets, allow_missing=allow_missing)
-        result = FanOut(root, plan, resources, environ, out, allow_missing).run()
-        if experiment is not None and result.ok:
-            save_experiment(root, experiment, plan.order or targets)
-            print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
+    experiment = None
+    if set_params or name:
+        apply_params(root, set_params)
+        experiment = experiment_name(name)
+        environ[EXPERIMENT_VARIABLE] = experiment
+    plan = read_plan(root, targets, allow_missing=allow_missing)
+    result = FanOut(root, plan, resources, environ, out, allow_missing).run()
+    if experiment is not None and result.ok:
+        save_experiment(root, experiment, plan.order or targets)
+        print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
