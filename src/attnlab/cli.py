@@ -91,23 +91,28 @@ def repro_command(
     metrics as a serial `dvc repro`. Torch threads are divided so that jobs x threads
     stays within the cores (OMP_NUM_THREADS and MKL_NUM_THREADS of each stage); on GPUs
     each stage sees one device (CUDA_VISIBLE_DEVICES). Ctrl-C or SIGTERM stops every stage
-    at its next step (training saves its checkpoint first); rerunning continues. With
+    at its next step (training saves its checkpoint first); rerunning continues. The
+    outputs of a stage stopped or failed half-way are restored from git or DVC's cache.
+    One `attnlab repro` runs in a project at a time. With
     `-S`, params.yaml is changed as `dvc exp run -S` would, and the result is saved with
     `dvc exp save` so that `dvc exp show` lists it. With `--allow-missing` a stage whose
     only change is absent data is current, so a fresh clone of the record runs only what
     your changes made stale. Stage logs: .dvc/tmp/attnlab-repro/.
     """
     from attnlab.fanout import repro
+    from attnlab.fanout.exclusive import only_fan_out
 
-    result = repro(
-        find_project_root(Path.cwd()),
-        targets or (),
-        jobs=jobs,
-        per_device=per_device,
-        set_params=set_param or (),
-        name=name,
-        allow_missing=allow_missing,
-    )
+    root = find_project_root(Path.cwd())
+    with only_fan_out(root):  # before -S touches params.yaml: a second run changes nothing
+        result = repro(
+            root,
+            targets or (),
+            jobs=jobs,
+            per_device=per_device,
+            set_params=set_param or (),
+            name=name,
+            allow_missing=allow_missing,
+        )
     if result.signal is not None:
         sys.exit(128 + result.signal)
     if not result.ok:

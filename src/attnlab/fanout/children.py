@@ -9,8 +9,11 @@ that still fails on a lock (another DVC command's per-path lock, say) is retried
 launcher (:func:`lost_a_lock`).
 
 A child is the leader of its own process group: Ctrl-C in the terminal reaches only the
-launcher, which then sends SIGTERM to every group. The stage command sees it, saves its
-state at the next step boundary (training checkpoints), and exits; a rerun resumes.
+launcher, which then sends SIGTERM to the stage command under each DVC, never to DVC
+itself. The stage command saves its state at the next step boundary (training
+checkpoints) and exits; DVC sees it fail and ends without recording it, or, when the
+command had already finished, records it. Either way DVC is never cut short inside its
+own write of ``dvc.lock``, which truncates the file before it dumps the new one.
 """
 
 import os
@@ -20,6 +23,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 # What DVC prints when it could not take its repository lock, or a stage's per-path lock.
 _LOCK_FAILURES = ("Unable to acquire lock", "is busy, it is being blocked by")
@@ -51,6 +56,7 @@ class Child:
     attempt: int
     process: subprocess.Popen[bytes]
     started: float = field(default_factory=time.monotonic)
+    _signalled: set[int] = field(default_factory=set)  # each process gets one SIGTERM
 
     @classmethod
     def start(
@@ -87,18 +93,40 @@ class Child:
         return time.monotonic() - self.started
 
     def stop(self) -> None:
-        """Send SIGTERM to the whole group: DVC and the stage command it started."""
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        """Send SIGTERM to the stage command under DVC; DVC itself is left to end alone.
+
+        Call it again until the group is gone: a command DVC starts after the first call
+        (DVC was waiting for a lock) gets its SIGTERM on the next.
+        """
+        self._signal_below_dvc(signal.SIGTERM)
 
     def kill(self) -> None:
-        """SIGKILL whatever is left of the group (a stage that ignored SIGTERM)."""
+        """SIGKILL what runs under DVC (a stage that ignored SIGTERM); DVC then exits."""
+        self._signal_below_dvc(signal.SIGKILL, again=True)
+
+    def _signal_below_dvc(self, signum: int, again: bool = False) -> None:
+        if self.process.poll() is not None:
+            # DVC has exited (its command failed): what is left of the group is the stage.
+            if self.process.pid in self._signalled and not again:
+                return
+            self._signalled.add(self.process.pid)
+            try:
+                os.killpg(self.process.pid, signum)
+            except ProcessLookupError:
+                pass
+            return
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            below = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return
+        for process in below:
+            if process.pid in self._signalled and not again:
+                continue
+            self._signalled.add(process.pid)
+            try:
+                process.send_signal(signum)
+            except psutil.NoSuchProcess:
+                pass
 
     def group_alive(self) -> bool:
         """Whether any process of the group still runs (the stage may outlive DVC)."""
@@ -119,6 +147,11 @@ class Child:
 def lost_a_lock(output: str) -> bool:
     """Whether a failed child failed on one of DVC's locks (worth retrying)."""
     return any(marker in output for marker in _LOCK_FAILURES)
+
+
+def touched_outputs(output: str) -> bool:
+    """Whether DVC got as far as running the stage, having deleted its outputs first."""
+    return _RAN in output or _RESTORED in output
 
 
 def outcome(output: str) -> str:

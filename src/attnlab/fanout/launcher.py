@@ -4,8 +4,10 @@ Serves the fan-out of the whole catalogue (``attnlab repro``). The loop starts e
 whose upstream stages have finished while a place is free, prints one line per finished
 stage with the overall progress and an estimate of the time left, retries a stage that
 lost a race for one of DVC's locks, and keeps running what does not depend on a failed
-stage. SIGINT or SIGTERM stops starting stages, passes SIGTERM to every running one and
-waits for each to save its state and exit, so a rerun continues from the checkpoints.
+stage. SIGINT or SIGTERM stops starting stages, passes SIGTERM to every running stage's
+command and waits for each to save its state and exit, so a rerun continues from the
+checkpoints. The outputs of every stage it began and did not finish (stopped or failed)
+are then restored (:mod:`~attnlab.fanout.restore`): the work tree is as it was found.
 """
 
 import signal
@@ -18,9 +20,11 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from attnlab.fanout.children import Child, lost_a_lock, outcome
+from attnlab.errors import AttnlabError
+from attnlab.fanout.children import Child, lost_a_lock, outcome, touched_outputs
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
+from attnlab.fanout.restore import restore_outputs
 
 POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
@@ -96,6 +100,7 @@ class FanOut:
     _retry_at: dict[str, float] = field(default_factory=dict)
     _durations: list[float] = field(default_factory=list)
     _began: float = field(default_factory=time.monotonic)
+    _to_restore: list[str] = field(default_factory=list)  # unfinished, outputs deleted
 
     def run(self) -> FanOutResult:
         """Run the plan to the end, or until a signal; never raises for a failed stage."""
@@ -115,6 +120,8 @@ class FanOut:
             if stop.signal is not None:
                 result.signal = stop.signal
                 self._stop_all(result)
+            # Still under _Stop: a second Ctrl-C must not cut the restore short.
+            self._restore()
         result.blocked = sorted(self.plan.blocked_by(result.failed))
         return result
 
@@ -159,17 +166,22 @@ class FanOut:
                 self._retry_at[name] = time.monotonic() + min(30.0, 2.0 ** (child.attempt - 1))
                 continue
             if status == 0:
-                self._done.add(name)
-                kind = outcome(output)
-                (result.ran if kind == "ran" else result.up_to_date).append(name)
-                if kind == "ran":
-                    self._durations.append(child.seconds)
-                self._report(name, f"{kind} in {child.seconds:.1f} s", result)
+                self._finished(name, child, output, result)
             else:
                 result.failed.append(name)
                 self._report(name, f"FAILED (exit {status}), log: {child.log}", result)
                 tail = "\n".join(output.rstrip().splitlines()[-15:])
                 self._say("    " + tail.replace("\n", "\n    "))
+                if touched_outputs(output):
+                    self._to_restore.append(name)
+
+    def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
+        self._done.add(name)
+        kind = outcome(output)
+        (result.ran if kind == "ran" else result.up_to_date).append(name)
+        if kind == "ran":
+            self._durations.append(child.seconds)
+        self._report(name, f"{kind} in {child.seconds:.1f} s", result)
 
     def _report(self, name: str, what: str, result: FanOutResult) -> None:
         finished = len(self._settled(result))
@@ -187,18 +199,42 @@ class FanOut:
     def _stop_all(self, result: FanOutResult) -> None:
         name = signal.Signals(result.signal).name if result.signal else "a signal"
         self._say(f"{name}: stopping {len(self._running)} running stage(s) at their next step")
-        for child in self._running.values():
-            child.stop()
         deadline = time.monotonic() + STOP_GRACE_S
         while any(child.group_alive() for child in self._running.values()):
-            if time.monotonic() > deadline:
-                for child in self._running.values():
+            late = time.monotonic() > deadline
+            for child in self._running.values():
+                # Again each turn: a command DVC starts meanwhile is stopped too.
+                if late:
                     child.kill()
-                break
+                else:
+                    child.stop()
             time.sleep(POLL_S)
-        result.stopped = sorted(self._running)
+        for stage, child in sorted(self._running.items()):
+            output = child.output()
+            if child.poll() == 0:  # its command had finished: DVC recorded it
+                self._finished(stage, child, output, result)
+                continue
+            result.stopped.append(stage)
+            if touched_outputs(output):
+                self._to_restore.append(stage)
         self._running.clear()
         self._say("stopped; rerun the same command to continue from the checkpoints")
+
+    def _restore(self) -> None:
+        """Put back the outputs of the stages begun and not finished, saying from where."""
+        if not self._to_restore:
+            return
+        self._say(
+            f"restoring the outputs of {len(self._to_restore)} unfinished stage(s), "
+            f"{', '.join(self._to_restore)} (DVC deletes them before it runs a stage):"
+        )
+        try:
+            restored = restore_outputs(self.root, self._to_restore)
+        except AttnlabError as err:  # said, and the run's own outcome still decides the exit
+            self._say(f"  error: {err}")
+            return
+        for line in restored.lines():
+            self._say(f"  {line}")
 
     def _say(self, line: str) -> None:
         print(line, file=self.out, flush=True)

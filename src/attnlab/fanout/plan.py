@@ -13,6 +13,7 @@ cache, or an input whose producer is current) is current, as in ``dvc repro
 --allow-missing``: a fresh clone of a recorded pipeline plans only what its edits made stale.
 """
 
+import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -126,11 +127,14 @@ def _with_mark(err: Exception) -> str:
 
 def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
     import networkx as nx
-    from dvc.repo import Repo
+    from dvc.repo import Repo, lock_repo
 
-    # Wait for the repository lock as `dvc --wait-for-lock` does: another DVC command
-    # (or a fan-out's child recording its stage) holds it for seconds at a time.
-    with Repo(str(root), _wait_for_lock=True) as repo:
+    # Stage names resolve against the working directory (`dvc repro cost` from a subfolder
+    # looks for its dvc.yaml there): here they are the root's, wherever attnlab runs.
+    # Everything is read under the repository lock, waited for as `dvc --wait-for-lock`
+    # does: another DVC command (or a fan-out's child recording its stage) holds it while
+    # it rewrites dvc.lock, which it truncates first.
+    with contextlib.chdir(root), Repo(str(root), _wait_for_lock=True) as repo, lock_repo(repo):
         graph = repo.index.graph  # edge (a, b): stage a depends on stage b
         if targets:
             stages = {
@@ -150,18 +154,19 @@ def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePl
             # status pass named: their upstream stages tell a producer's new output (stale)
             # from one merely absent here (current).
             by_name = {stage.addressing: stage for stage in stages}
-            with repo.lock:  # a stage's checks read its files under the repository lock
-                changed = [
-                    name
-                    for name in changed
-                    if name in by_name
-                    and by_name[name].changed(
-                        allow_missing=True, upstream=list(graph.successors(by_name[name]))
-                    )
-                ]
-    sub = graph.subgraph(stages)
-    order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
-    upstream = {
-        stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
-    }
+            changed = [
+                name
+                for name in changed
+                if name in by_name
+                and by_name[name].changed(
+                    allow_missing=True, upstream=list(graph.successors(by_name[name]))
+                )
+            ]
+        # Inside the with: a stage's addressing is relative to the working directory.
+        sub = graph.subgraph(stages)
+        order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
+        upstream = {
+            stage.addressing: [dep.addressing for dep in sub.successors(stage)]
+            for stage in stages
+        }
     return prune(upstream, (name for name in changed if name in upstream), order)
