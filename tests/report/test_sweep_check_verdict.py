@@ -63,5 +63,5 @@ def test_the_sweep_section_shows_the_verdict_beside_the_answer(tmp_path):
     assert answer < check
     table = section[check:].split("\n### ", 1)[0]
     assert "the sweep's best beats the catalogue's choice" in table
-    assert "holds (n = 3, [0.8755, 0.9252])" in table
+    assert "holds (n = 3, 95 % CI [0.8755, 0.9252])" in table
     assert "ppl(sweep's best) / ppl(dk-128-scaled) below 1" in table

@@ -1,25 +1,26 @@
 """Training every variant of docs/catalogue.md with Lightning: resumable, tracked, any hardware.
 
-Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote. Importing
-the package imports only those readers (and torch); the names of modules that import Lightning
-or W&B load on first use (:mod:`attnlab.lazy`), so a stage that never trains never pays for them.
+Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote. Every
+name loads its module on first use (:mod:`attnlab.lazy`): a stage that never trains never
+pays for Lightning or W&B, and one that only resolves a run's configuration
+(:class:`TrainJob`: the report, the charts) not even for torch.
 """
 
 from attnlab.lazy import lazy_exports
 from attnlab.paths import seed_label
-from attnlab.training.artifacts import (
-    TrainedModel,
-    final_loss,
-    load_trained_model,
-    read_curve,
-    save_trained_model,
-    write_curve,
-)
-from attnlab.training.data import StepBatch, draw_windows
 
 __getattr__ = lazy_exports(
     __name__,
     {
+        "artifacts": (
+            "TrainedModel",
+            "final_loss",
+            "load_trained_model",
+            "read_curve",
+            "save_trained_model",
+            "write_curve",
+        ),
+        "data": ("StepBatch", "draw_windows"),
         "checkpoints": ("CheckpointError", "load_checkpoint_file"),
         "datamodule": ("TokenWindows",),
         "fit": ("TrainingInterrupted", "train_variant"),

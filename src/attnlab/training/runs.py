@@ -21,11 +21,9 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import lightning
-import torch
 
 from attnlab import result_code
 from attnlab.config.loader import Params
@@ -163,7 +161,7 @@ def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None
         "curve": curve.definition() if curve is not None else None,
         "tokens": _file_digest(train_tokens),
         "code": _source_digest(code),
-        "versions": [torch.__version__, lightning.__version__],
+        "versions": [version("torch"), version("lightning")],
     }
     canonical = json.dumps(described, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
