@@ -24,26 +24,36 @@ VIEWS = ("charts", "report")
 
 
 def inputs_of(root: Path, targets: Sequence[str]) -> list[str]:
-    """The input stages ``targets`` depend on (all of them when ``targets`` is empty).
+    """The input stages ``targets`` depend on (any, without targets) that are absent here.
 
-    A target DVC does not know is left to the plan, which reports it.
+    An input is absent when an output of its stage or of a stage upstream of it is not in
+    the workspace. Only absence counts: an input present here but not in DVC's cache (a
+    cleared cache) is left to the plan, as any other stage is; so is a target DVC does not
+    know, which the plan reports.
     """
-    if not targets:
-        return list(INPUTS)
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
     try:
         with Repo(str(root)) as repo:
             graph = repo.index.graph
-            upstream = {
+            wanted = {
                 stage.addressing
                 for target in targets
                 for stage in repo.stage.collect(target, with_deps=True, graph=graph)
             }
+            return [
+                name
+                for name in INPUTS
+                if (not targets or name in wanted)
+                and any(
+                    not out.exists
+                    for stage in repo.stage.collect(name, with_deps=True, graph=graph)
+                    for out in stage.outs
+                )
+            ]
     except DvcException:
         return []
-    return [name for name in INPUTS if name in upstream]
 
 
 def with_views(plan: StagePlan) -> StagePlan:
