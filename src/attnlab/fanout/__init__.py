@@ -89,8 +89,11 @@ def repro(
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
     result, inputs = FanOutResult(), StagePlan(())
-    if allow_missing:  # an absent input is rebuilt, as plain `dvc repro` rebuilds it
-        inputs = read_plan(root, inputs_of(root, targets))
+    # An absent input is rebuilt, as plain `dvc repro` would. With none absent nothing is
+    # asked: read_plan without targets plans the whole pipeline.
+    absent = inputs_of(root, targets) if allow_missing else []
+    if absent:
+        inputs = read_plan(root, absent)
         if inputs.order:
             result = FanOut(root, inputs, resources, environ, out).run()
             if not result.ok:
