@@ -247,21 +247,35 @@ def data_stages_run(tmp_path_factory: pytest.TempPathFactory, corpus_mirror: Pat
     return DataStagesRun(project.root, ran)
 
 
+@pytest.fixture(scope="session")
+def copy_tokenized(
+    data_stages_run: DataStagesRun, corpus_mirror: Path
+) -> Callable[[Path], DvcProject]:
+    """Makes a copy of the session's tokenized project under a given folder.
+
+    The copy has its git history, DVC cache and workspace, but not DVC's locks and state
+    under ``.dvc/tmp``; its run artefacts (W&B, checkpoints) go under the same folder.
+    """
+
+    def copy(tmp: Path) -> DvcProject:
+        root = tmp / "project"
+        shutil.copytree(
+            data_stages_run.root,
+            root,
+            symlinks=True,
+            ignore=lambda folder, names: ["tmp"] if Path(folder).name == ".dvc" else [],
+        )
+        return DvcProject(root, _project_env(tmp, corpus_mirror))
+
+    return copy
+
+
 @pytest.fixture
-def tokenized_project(
-    tmp_path: Path, corpus_mirror: Path, data_stages_run: DataStagesRun
-) -> DvcProject:
+def tokenized_project(tmp_path: Path, copy_tokenized: Callable[[Path], DvcProject]) -> DvcProject:
     """``dvc_project`` with its data stages (download, bpe, tokenize) run and committed.
 
     For the tests of what comes after the data: the data stages run once a session
-    (tests/data tests that run), and each test gets its own copy of that project: its git
-    history, DVC cache and workspace, but not DVC's locks and state under ``.dvc/tmp``.
+    (tests/data tests that run), and each test gets its own copy of that project
+    (:func:`copy_tokenized`).
     """
-    root = tmp_path / "project"
-    shutil.copytree(
-        data_stages_run.root,
-        root,
-        symlinks=True,
-        ignore=lambda folder, names: ["tmp"] if Path(folder).name == ".dvc" else [],
-    )
-    return DvcProject(root, _project_env(tmp_path, corpus_mirror))
+    return copy_tokenized(tmp_path)

@@ -78,11 +78,13 @@ def repro_command(
     allow_missing: Annotated[
         bool,
         typer.Option(
-            "--allow-missing",
-            help="Skip stages whose only change is absent data (models not in the cache), "
-            "as `dvc repro --allow-missing`.",
+            "--allow-missing/--retrain",
+            help="Start from the record (the default): rebuild absent inputs, and skip stages "
+            "whose only change is absent data (models not in the cache), as `dvc repro "
+            "--allow-missing`. --retrain: run every stage whose outputs are absent, as "
+            "`dvc repro` does; on a clone of the record that retrains every model.",
         ),
-    ] = False,
+    ] = True,
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -95,9 +97,13 @@ def repro_command(
     outputs of a stage stopped or failed half-way are restored from git or DVC's cache.
     One `attnlab repro` runs in a project at a time. With
     `-S`, params.yaml is changed as `dvc exp run -S` would, and the result is saved with
-    `dvc exp save` so that `dvc exp show` lists it. With `--allow-missing` a stage whose
-    only change is absent data is current, so a fresh clone of the record runs only what
-    your changes made stale. Stage logs: .dvc/tmp/attnlab-repro/.
+    `dvc exp save` so that `dvc exp show` lists it; with targets, the charts and the report
+    follow, so that the experiment's metrics show what changed. By default a run starts
+    from the record: absent inputs (corpus, tokenizer, tokens, Winograd sentences) are
+    rebuilt, and a stage whose only change is absent data is current, so a fresh clone of
+    the record runs only what your changes made stale; `--retrain` runs every stage whose
+    outputs are absent. Before work predicted to take over 15 minutes (the record's costs
+    scaled by this machine's speed) the plan is printed. Stage logs: .dvc/tmp/attnlab-repro/.
     """
     from attnlab.fanout import repro
     from attnlab.fanout.exclusive import only_fan_out

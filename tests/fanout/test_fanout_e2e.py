@@ -98,13 +98,14 @@ def project(tokenized_project):
 
 def test_the_fan_out_records_what_a_serial_repro_records_and_then_runs_nothing(fresh_project):
     project = fresh_project
-    out = _fan_out(project, "--jobs", "2", *TARGETS)
+    # --retrain: plain `dvc repro`'s semantics, which the serial run below has.
+    out = _fan_out(project, "--retrain", "--jobs", "2", *TARGETS)
     assert "6 stages to bring up to date, 2 at once, 1 torch thread(s) each" in out
     assert out.count(": ran in ") == len(STAGES)
     fanned = _record(project.root)
     assert set(fanned[0]) == STAGES
 
-    again = _fan_out(project, "--jobs", "2", *TARGETS)
+    again = _fan_out(project, "--retrain", "--jobs", "2", *TARGETS)
     assert "0 stages to bring up to date" in again and ": ran in " not in again
 
     # The same targets in series, from nothing recorded (nor in DVC's run cache).

@@ -5,7 +5,10 @@
 time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 (:mod:`~attnlab.fanout.plan`), with cores and GPUs shared out among them
 (:mod:`~attnlab.fanout.resources`), optionally as a ``dvc exp`` experiment
-(:mod:`~attnlab.fanout.experiment`).
+(:mod:`~attnlab.fanout.experiment`). By default it starts from the record: absent inputs
+are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
+comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
+the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
 """
 
 import os
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from attnlab.fanout.costs import RecordedCosts, catalogue_costs
 from attnlab.fanout.experiment import (
     EXPERIMENT_VARIABLE,
     ParamsChange,
@@ -21,7 +25,9 @@ from attnlab.fanout.experiment import (
     experiment_name,
     save_experiment,
 )
-from attnlab.fanout.launcher import FanOut, FanOutResult
+from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
+from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
+from attnlab.fanout.phases import inputs_of, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
     Resources,
@@ -30,6 +36,7 @@ from attnlab.fanout.resources import (
     usable_cores,
     visible_devices,
 )
+from attnlab.fanout.wandb_runs import offline_runs, sync_line
 
 __all__ = [
     "FanOut",
@@ -52,7 +59,7 @@ def repro(
     per_device: int = 4,
     set_params: Sequence[str] = (),
     name: str | None = None,
-    allow_missing: bool = False,
+    allow_missing: bool = True,
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -64,8 +71,10 @@ def repro(
         per_device: Stages that share one GPU.
         set_params: ``-S`` overrides; when given, the run is saved as a DVC experiment.
         name: The experiment's name (with ``set_params``; default: DVC's random style).
-        allow_missing: Skip stages whose only change is data absent here, as ``dvc repro
-            --allow-missing`` does (a fresh clone of the record has no models).
+        allow_missing: Start from the record: rebuild the absent inputs, then skip stages
+            whose only change is data absent here, as ``dvc repro --allow-missing`` does (a
+            fresh clone of the record has no models). False: run every stage whose outputs
+            are absent, as plain ``dvc repro`` does.
         out: Where the progress lines go.
 
     Raises:
@@ -81,13 +90,51 @@ def repro(
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
     try:
-        plan = read_plan(root, targets, allow_missing=allow_missing)
+        # An absent input is rebuilt first, as plain `dvc repro` would; the rest is planned
+        # once the inputs exist. With none absent nothing is asked: read_plan without
+        # targets plans the whole pipeline.
+        absent = inputs_of(root, targets) if allow_missing else []
+        inputs = read_plan(root, absent) if absent else StagePlan(())
+        plan = None if inputs.order else read_plan(root, targets, allow_missing=allow_missing)
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
+    result = FanOutResult()
+    if plan is None:
+        result = FanOut(root, inputs, resources, environ, out).run()
+        if not result.ok:
+            return result
+        plan = read_plan(root, targets, allow_missing=allow_missing)
     change.announce(plan.order, out)
-    result = FanOut(root, plan, resources, environ, out, allow_missing).run()
+    if experiment is not None and targets:
+        plan = with_views(plan)  # the experiment's metrics and charts show its runs
+    predicted = _forecast(root, plan, resources, out)
+    fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted)
+    result = merged(result, fan_out.run())
+    wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
+    line = sync_line(offline_runs(root / LOG_FOLDER / f"{stage}.log" for stage in wrote))
+    if line:
+        print(line, file=out)
     if experiment is not None and result.ok:
-        save_experiment(root, experiment, plan.order or targets)
+        save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
+
+
+def _forecast(root: Path, plan: StagePlan, resources: Resources, out: TextIO) -> Forecast | None:
+    """The plan's forecast from the record, announced; its stages listed when it is long."""
+    if not plan.order:
+        return None
+    from attnlab.config import load_params
+
+    kind = "cuda" if resources.devices else "cpu"
+    costs = catalogue_costs(load_params(root / "params.yaml"), RecordedCosts(root, kind))
+    predicted = forecast(costs, plan.order, plan.needs, resources.jobs, bool(resources.devices))
+    wall = predicted.wall_s
+    print(f"predicted: {clock(wall)} on this machine (from {predicted.basis})", file=out)
+    if wall > LONG_S:
+        print(f"the longest of the {len(plan.order)} planned stages:", file=out)
+        for line in predicted.plan_lines():
+            print(line, file=out)
+        print("Ctrl-C stops every stage at its next step; the same command continues.", file=out)
+    return predicted

@@ -2,7 +2,8 @@
 
 Serves the fan-out of the whole catalogue (``attnlab repro``). The loop starts every stage
 whose upstream stages have finished while a place is free, prints one line per finished
-stage with the overall progress and an estimate of the time left, retries a stage that
+stage with the overall progress and the time left that the record's costs predict
+(:mod:`~attnlab.fanout.forecast`), retries a stage that
 lost a race for one of DVC's locks, and keeps running what does not depend on a failed
 stage. SIGINT or SIGTERM stops starting stages, passes SIGTERM to every running stage's
 command and waits for each to save its state and exit, so a rerun continues from the
@@ -22,6 +23,7 @@ from typing import TextIO
 
 from attnlab.errors import AttnlabError
 from attnlab.fanout.children import Child, lost_a_lock, outcome, touched_outputs
+from attnlab.fanout.forecast import Forecast, clock
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
 from attnlab.fanout.restore import restore_outputs
@@ -30,12 +32,6 @@ POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
 STOP_GRACE_S = 300  # a stopped stage gets this long to save its state before SIGKILL
 LOG_FOLDER = Path(".dvc/tmp/attnlab-repro")  # git-ignored by DVC, beside DVC's own state
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 @dataclass
@@ -86,6 +82,7 @@ class FanOut:
         environ: The environment children inherit (with their threads and device set).
         out: Where the progress lines go.
         allow_missing: Each stage runs as ``dvc repro --allow-missing``.
+        forecast: Each stage's predicted seconds, for the time left (None: not shown).
     """
 
     root: Path
@@ -94,11 +91,11 @@ class FanOut:
     environ: Mapping[str, str]
     out: TextIO = sys.stdout
     allow_missing: bool = False
+    forecast: Forecast | None = None
     _running: dict[str, Child] = field(default_factory=dict)
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
     _retry_at: dict[str, float] = field(default_factory=dict)
-    _durations: list[float] = field(default_factory=list)
     _began: float = field(default_factory=time.monotonic)
     _to_restore: list[str] = field(default_factory=list)  # unfinished, outputs deleted
 
@@ -179,21 +176,18 @@ class FanOut:
         self._done.add(name)
         kind = outcome(output)
         (result.ran if kind == "ran" else result.up_to_date).append(name)
-        if kind == "ran":
-            self._durations.append(child.seconds)
         self._report(name, f"{kind} in {child.seconds:.1f} s", result)
 
     def _report(self, name: str, what: str, result: FanOutResult) -> None:
         finished = len(self._settled(result))
         total = len(self.plan.order)
         elapsed = time.monotonic() - self._began
-        line = f"[{finished}/{total}] {name}: {what} | elapsed {_clock(elapsed)}"
-        left = total - finished
-        if left and self._durations:
-            # Remaining stages at the mean time of those that ran, shared by the jobs.
-            mean = sum(self._durations) / len(self._durations)
-            eta = left * mean / min(self.resources.jobs, left)
-            line += f", about {_clock(eta)} left"
+        line = f"[{finished}/{total}] {name}: {what} | elapsed {clock(elapsed)}"
+        if finished < total and self.forecast is not None:
+            settled = self._settled(result)
+            unfinished = [stage for stage in self.plan.order if stage not in settled]
+            running = {stage: child.seconds for stage, child in self._running.items()}
+            line += f", about {clock(self.forecast.time_left(unfinished, running))} left"
         self._say(line)
 
     def _stop_all(self, result: FanOutResult) -> None:

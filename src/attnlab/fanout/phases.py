@@ -1,0 +1,76 @@
+"""What ``attnlab repro`` runs around the stages DVC plans: the inputs first, the views last.
+
+Serves the whole catalogue's first command on a clone of the record. A clone has the
+record (``dvc.lock``, the metrics and the report in git) but none of the data: with
+``allow_missing`` DVC counts every stage as current, the data stages too, so a stage an
+edit made stale would find no tokens to read. The *inputs*, the data every model reads
+(the corpus, the tokenizer, the token files, the Winograd sentences: seconds to rebuild),
+are therefore rebuilt first wherever they are absent, as a plain ``dvc repro`` would.
+
+The *views* are the stages that read every run: the charts of ``dvc plots`` and the
+report with its headline, the metrics ``dvc exp show`` compares. An experiment run on a
+few targets (``attnlab repro -S key=value evaluate@...``) ends with them, so that the saved
+experiment's metrics and charts show what its runs changed.
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from attnlab.fanout.launcher import FanOutResult
+from attnlab.fanout.plan import StagePlan
+
+INPUTS = ("tokenize", "winograd-data")
+VIEWS = ("charts", "report")
+
+
+def inputs_of(root: Path, targets: Sequence[str]) -> list[str]:
+    """The input stages ``targets`` depend on (any, without targets) that are absent here.
+
+    An input is absent when an output of its stage or of a stage upstream of it is not in
+    the workspace. Only absence counts: an input present here but not in DVC's cache (a
+    cleared cache) is left to the plan, as any other stage is; so is a target DVC does not
+    know, which the plan reports.
+    """
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    try:
+        with Repo(str(root)) as repo:
+            graph = repo.index.graph
+            wanted = {
+                stage.addressing
+                for target in targets
+                for stage in repo.stage.collect(target, with_deps=True, graph=graph)
+            }
+            return [
+                name
+                for name in INPUTS
+                if (not targets or name in wanted)
+                and any(
+                    not out.exists
+                    for stage in repo.stage.collect(name, with_deps=True, graph=graph)
+                    for out in stage.outs
+                )
+            ]
+    except DvcException:
+        return []
+
+
+def with_views(plan: StagePlan) -> StagePlan:
+    """``plan`` followed by the views it does not hold yet, each after every planned stage."""
+    added = tuple(name for name in VIEWS if name not in plan.order)
+    before = frozenset(plan.order)
+    needs = {**plan.needs, **{name: before for name in added}}
+    return StagePlan(plan.order + added, needs)
+
+
+def merged(first: FanOutResult, then: FanOutResult) -> FanOutResult:
+    """One result for two fan-outs run one after the other."""
+    return FanOutResult(
+        ran=first.ran + then.ran,
+        up_to_date=first.up_to_date + then.up_to_date,
+        failed=first.failed + then.failed,
+        blocked=first.blocked + then.blocked,
+        stopped=first.stopped + then.stopped,
+        signal=then.signal if then.signal is not None else first.signal,
+    )

@@ -1,0 +1,33 @@
+"""The offline W&B runs a fan-out's stages wrote, and the one command that uploads them.
+
+Serves every trained experiment of the catalogue under ``attnlab repro``: each training
+(and each sweep trial) ends its log with where its offline run is and how to upload it,
+but those lines reach only the stages' log files. The fan-out ends with one line that
+counts them and gives a single ``wandb sync`` for all of them.
+"""
+
+import re
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+# attnlab.training.tracking.run_location's line for an offline run.
+_OFFLINE = re.compile(r"upload it with: wandb sync (.+)$", flags=re.M)
+
+
+def offline_runs(logs: Iterable[Path]) -> list[str]:
+    """The offline run folders named in ``logs``, each once, in the order they appear."""
+    folders: dict[str, None] = {}
+    for log in logs:
+        if log.is_file():
+            for match in _OFFLINE.finditer(log.read_text(errors="replace")):
+                folders.setdefault(match.group(1).strip())
+    return list(folders)
+
+
+def sync_line(folders: list[str]) -> str | None:
+    """One line: how many offline runs there are and the command that uploads them all."""
+    if not folders:
+        return None
+    command = " ".join(["wandb", "sync", *map(shlex.quote, folders)])
+    return f"W&B: {len(folders)} offline run(s) written; upload them all with: {command}"

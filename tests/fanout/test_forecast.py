@@ -1,0 +1,76 @@
+"""The fan-out's forecast from a record's costs, and its closing W&B line."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from attnlab.config import load_params
+from attnlab.fanout.costs import FIXED_S, RecordedCosts, catalogue_costs
+from attnlab.fanout.forecast import Forecast, calibrate, schedule
+from attnlab.fanout.wandb_runs import offline_runs, sync_line
+from attnlab.training.runs import TrainJob
+from attnlab.training.tracking import run_location
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _train_json(root: Path, variant: str, seed: int, wall_s: float, device: str) -> None:
+    path = root / "reports/metrics" / variant / f"seed-{seed}" / "train.json"
+    path.parent.mkdir(parents=True)
+    record = {"wall_s": wall_s, "steps": 100, "resumed_from_step": 0, "device": device}
+    path.write_text(json.dumps(record))
+
+
+def test_a_training_costs_its_recorded_step_time_on_this_kind_of_device_times_its_steps(
+    tmp_path,
+):
+    _train_json(tmp_path, "ladder-mlp", 1337, 200.0, "cpu")  # 2 s a step on the CPU
+    _train_json(tmp_path, "ladder-mlp", 1338, 220.0, "cpu")
+    _train_json(tmp_path, "ladder-mlp", 1339, 5.0, "cuda (NVIDIA H200)")
+    params = load_params(ROOT / "params.yaml")
+    steps = TrainJob.from_params(params, "ladder-mlp", 1337).steps
+    cpu = catalogue_costs(params, RecordedCosts(tmp_path, "cpu"))
+    assert cpu.of("train@ladder-mlp-1337") == pytest.approx(2.1 * steps + FIXED_S)
+    gpu = catalogue_costs(params, RecordedCosts(tmp_path, "cuda"))
+    assert gpu.of("train@ladder-mlp-1337") == pytest.approx(0.05 * steps + FIXED_S)
+    assert "ladder-average" in cpu.unrecorded
+    assert cpu.of("report") == FIXED_S  # a stage that trains nothing: its process alone
+
+
+def test_the_schedule_respects_waits_and_the_time_left_shrinks_as_stages_run():
+    seconds = {"a": 100.0, "b": 100.0, "c": 50.0}
+    needs = {"c": ["a"]}
+    assert schedule(seconds, needs, jobs=2) == 150.0  # a and b at once, then c
+    assert schedule(seconds, needs, jobs=1) == 250.0
+    forecast = Forecast(seconds, needs, jobs=2, basis="test")
+    assert forecast.wall_s == 150.0
+    assert forecast.time_left(["a", "b", "c"], {"a": 60.0, "b": 60.0}) == 90.0
+    assert forecast.time_left(["c"], {}) == 50.0
+
+
+def test_calibration_measures_a_speed_and_leaves_torch_threads_as_they_were():
+    threads = torch.get_num_threads()
+    assert calibrate(budget_s=0.05) > 0.1  # GFLOP/s: any CPU of this century
+    assert torch.get_num_threads() == threads
+
+
+def test_the_closing_line_counts_every_offline_run_the_logs_name_once(tmp_path):
+    def location(folder: str) -> str:
+        run = SimpleNamespace(
+            id="x", url=None, settings=SimpleNamespace(mode="offline", sync_dir=folder)
+        )
+        return run_location(run)
+
+    first, second = tmp_path / "a.log", tmp_path / "b.log"
+    first.write_text(f"training\n{location('/runs/wandb/offline-run-1')}\ndone\n")
+    second.write_text(f"{location('/runs/wandb/offline-run-2')}\n")
+    folders = offline_runs([first, second, first, tmp_path / "absent.log"])
+    assert folders == ["/runs/wandb/offline-run-1", "/runs/wandb/offline-run-2"]
+    assert sync_line(folders) == (
+        "W&B: 2 offline run(s) written; upload them all with: "
+        "wandb sync /runs/wandb/offline-run-1 /runs/wandb/offline-run-2"
+    )
+    assert sync_line([]) is None
