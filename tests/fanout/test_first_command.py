@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny_probes import shrink_probes
 
 pytestmark = pytest.mark.slow
 
@@ -36,12 +37,7 @@ def _tiny(params: dict) -> None:
     winograd["variants"] = {
         winograd["maps"]["variant"]: winograd["variants"][winograd["maps"]["variant"]]
     }
-    probes = params["probes"]
-    probes.update(dims=[4, 64], pairs=2000, rows=50, example_d=64, widths=[128, 256])
-    probes["shuffle"].update(tokens=16, width=8)
-    probes["equivariance"].update(tokens=8, d_model=16, n_head=2)
-    probes["parity"].update(tokens=8, d_model=16, n_head=2)
-    params["cost"].update(device="cpu", max_tokens=512, warmup=0, repeats=1)
+    shrink_probes(params)
 
 
 def _attnlab(project, *args: str) -> str:

@@ -6,19 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_probes import shrink_probes
 
 pytestmark = pytest.mark.slow
 
 EXPERIMENTS = ["e03", "e04", "e05", "e06", "e07", "e10", "e12", "e15", "e19"]
-
-
-def _shrink(params: dict) -> None:
-    probes = params["probes"]
-    probes.update(dims=[4, 64], pairs=2000, rows=50, example_d=64, widths=[128, 256])
-    probes["shuffle"].update(tokens=16, width=8)
-    probes["equivariance"].update(tokens=8, d_model=16, n_head=2)
-    probes["parity"].update(tokens=8, d_model=16, n_head=2)
-    params["cost"].update(device="cpu", max_tokens=512, warmup=0, repeats=1)
 
 
 def _declared(root: Path, stage: str) -> list[Path]:
@@ -28,7 +20,7 @@ def _declared(root: Path, stage: str) -> list[Path]:
 
 
 def test_repro_writes_every_declared_output_and_then_has_nothing_to_do(dvc_project):
-    dvc_project.edit_params(_shrink)
+    dvc_project.edit_params(shrink_probes)
     done = dvc_project.dvc("repro", "probes", "cost")
     assert sorted(dvc_project.ran_stages(done.stdout)) == ["cost", "probes"]
     root = dvc_project.root
