@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnlab.fanout.launcher import FanOutResult
-from attnlab.fanout.plan import StagePlan
+from attnlab.fanout.plan import StagePlan, locked_repo
 
 INPUTS = ("tokenize", "winograd-data")
 VIEWS = ("charts", "report")
@@ -32,10 +32,9 @@ def inputs_of(root: Path, targets: Sequence[str]) -> list[str]:
     know, which the plan reports.
     """
     from dvc.exceptions import DvcException
-    from dvc.repo import Repo
 
     try:
-        with Repo(str(root)) as repo:
+        with locked_repo(root) as repo:
             graph = repo.index.graph
             wanted = {
                 stage.addressing

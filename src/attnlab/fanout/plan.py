@@ -13,13 +13,19 @@ cache, or an input whose producer is current) is current, as in ``dvc repro
 --allow-missing``: a fresh clone of a recorded pipeline plans only what its edits made stale.
 """
 
+from __future__ import annotations
+
 import contextlib
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnlab.errors import AttnlabError
+
+if TYPE_CHECKING:  # DVC is imported where it is used: `attnlab --help` must not pay for it
+    from dvc.repo import Repo
 
 
 @dataclass(frozen=True)
@@ -125,16 +131,26 @@ def _with_mark(err: Exception) -> str:
     return f"{err}: {problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
-def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
-    import networkx as nx
+@contextlib.contextmanager
+def locked_repo(root: Path) -> Iterator[Repo]:
+    """DVC's repository at ``root``, read from the root under DVC's repository lock.
+
+    Stage names resolve against the working directory (`dvc repro cost` from a subfolder
+    looks for its dvc.yaml there): here they are the root's, wherever attnlab runs. The
+    lock is waited for as `dvc --wait-for-lock` does: another DVC command (or a fan-out's
+    child recording its stage) holds it while it rewrites dvc.lock, which it truncates
+    first. A stage's addressing is relative to the working directory: read it inside.
+    """
     from dvc.repo import Repo, lock_repo
 
-    # Stage names resolve against the working directory (`dvc repro cost` from a subfolder
-    # looks for its dvc.yaml there): here they are the root's, wherever attnlab runs.
-    # Everything is read under the repository lock, waited for as `dvc --wait-for-lock`
-    # does: another DVC command (or a fan-out's child recording its stage) holds it while
-    # it rewrites dvc.lock, which it truncates first.
     with contextlib.chdir(root), Repo(str(root), _wait_for_lock=True) as repo, lock_repo(repo):
+        yield repo
+
+
+def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
+    import networkx as nx
+
+    with locked_repo(root) as repo:
         graph = repo.index.graph  # edge (a, b): stage a depends on stage b
         if targets:
             stages = {
