@@ -13,7 +13,6 @@ import pytest
 import torch
 from train_helpers import (
     SEED,
-    offline_runs,
     read_offline_run,
     run_folder,
     shrunk_params,
@@ -62,11 +61,16 @@ def _one_run_in_two_segments(project) -> tuple[dict, dict]:
     wrote none of its records) and asks W&B to resume it, so one ``wandb sync`` of both
     uploads them, in order, as one run.
     """
-    stopped, rerun = offline_runs(project.root / "wandb")  # W&B names them by start time
-    assert stopped.parent.name.split("-")[-1] == rerun.parent.name.split("-")[-1]
-    first, second = (read_offline_run(f, finished=False) for f in (stopped, rerun))
-    assert second["id"] == rerun.parent.name.split("-")[-1] and second["resume"]
-    return first, second
+    # W&B names the folders by start time and run id. A SIGKILL can end W&B's service
+    # before it wrote the stopped segment's file at all (PITFALLS 4), never its folder.
+    stopped, rerun = sorted((project.root / "wandb" / "wandb").glob("offline-run-*"))
+    assert stopped.name.split("-")[-1] == rerun.name.split("-")[-1]
+    (rerun_file,) = rerun.glob("run-*.wandb")
+    second = read_offline_run(rerun_file, finished=False)
+    assert second["id"] == rerun.name.split("-")[-1] and second["resume"]
+    written = list(stopped.glob("run-*.wandb"))
+    first = read_offline_run(written[0], finished=False) if written else {"config": {}}
+    return {"exit_code": None, **first}, second
 
 
 def _assert_same_state(a, b):
