@@ -38,6 +38,7 @@ from optuna.trial import FrozenTrial, Trial, TrialState
 from attnlab.config.sweeps import PrunerParams, SamplerParams
 from attnlab.errors import AttnlabError
 from attnlab.training import TrainingInterrupted
+from attnlab.training.signals import stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +259,9 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
             time.sleep(poll_s)
         trial.set_user_attr(WORKER_ATTR, f"{socket.gethostname()}:{os.getpid()}")
         try:
+            stopped_by = stop_requested()  # a stop between trials or while this one was asked
+            if stopped_by is not None:
+                raise TrainingInterrupted(f"stopped by {stopped_by} before it trained", stopped_by)
             return objective(trial)
         except optuna.TrialPruned:
             raise

@@ -34,6 +34,7 @@ from attnlab.fanout.resources import usable_cores
 from attnlab.sweeps.definition import Sweep
 from attnlab.sweeps.objective import TrialObjective
 from attnlab.sweeps.study import SweepError, SweepInterrupted, Tally, run_study
+from attnlab.training.signals import defer_stop_signals
 
 POLL_S = 2.0  # how often a worker waiting for a free slot looks at the study again
 _INTERRUPTED = 3  # a worker's exit status when a signal stopped its trial
@@ -107,6 +108,9 @@ def run_worker(job: WorkerJob) -> Tally:
         SweepInterrupted: a signal stopped a trial (its params wait for the next worker).
     """
     torch.set_num_threads(job.threads)
+    # A stop outside a fit (between trials, or while one is set up) would otherwise kill
+    # the worker with its trial still running, found only when its heartbeat goes stale.
+    defer_stop_signals()
     sweep = Sweep.named(job.params, job.study)
     study = sweep.open(job.url, job.seed, job.train_tokens, job.val_tokens)
     token_bytes = token_byte_lengths(job.tokenizer) if job.tokenizer else None

@@ -46,7 +46,7 @@ from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
 from attnlab.training.result import TrainResult, run_metrics
 from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
-from attnlab.training.signals import sigint_as_sigterm
+from attnlab.training.signals import DeferredStop, sigint_as_sigterm
 from attnlab.training.task import LanguageModelTask
 from attnlab.training.tracking import (
     finish_run,
@@ -246,7 +246,7 @@ def _callbacks(call: _Run, losses: LossCurve) -> list[pl.Callback]:
     """Every callback of the fit, in the order their hooks must run."""
     job = call.job
     # Lightning's checkpoint holds no RNG state (PITFALLS 6): RngState resumes dropout's draws.
-    ours: list[pl.Callback] = [losses, RngState()]
+    ours: list[pl.Callback] = [losses, RngState(), DeferredStop()]
     if call.curve is not None:  # records its point before a pruner or a checkpoint reads it
         ours.append(call.curve)
     every = job.runtime.checkpoint.every_n_train_steps

@@ -6,6 +6,11 @@ SIGINT to Python, whose ``KeyboardInterrupt`` can land inside an optimiser step 
 Lightning exit 1 without saving. ``dvc queue kill`` and Ctrl-C send SIGINT, so during a fit
 SIGINT is passed on as SIGTERM to this very process: one path for both, whatever
 Lightning's handler does (forwarding it to DDP workers included).
+
+A sweep worker runs many fits, and a stop can come between them, or while a trial is set
+up before its fit listens: :func:`defer_stop_signals` records such a stop instead of
+dying with the trial still marked running, the sweep asks :func:`stop_requested` before
+each trial, and :class:`DeferredStop` hands a stop recorded during the set-up to the fit.
 """
 
 import os
@@ -15,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
+
+import lightning.pytorch as pl
 
 
 @dataclass
@@ -44,3 +51,34 @@ def sigint_as_sigterm() -> Iterator[StopSignal]:
         yield received
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+_deferred: list[str] = []  # the stop signals recorded outside a fit, in this process
+
+
+def defer_stop_signals() -> None:
+    """From now on, SIGTERM and SIGINT outside a fit are recorded, not fatal.
+
+    A fit still stops at its next step: Lightning keeps a handler that was installed before
+    it and calls it beside its own, which only records the signal once more.
+    """
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        _deferred.append(signal.Signals(signum).name)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, record)
+
+
+def stop_requested() -> str | None:
+    """The name of the first stop signal :func:`defer_stop_signals` recorded, if any."""
+    return _deferred[0] if _deferred else None
+
+
+class DeferredStop(pl.Callback):
+    """A stop recorded before the fit listened is sent again once it does."""
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Re-send SIGTERM now that Lightning turns it into a stop at the step boundary."""
+        if stop_requested() is not None:
+            os.kill(os.getpid(), signal.SIGTERM)
