@@ -8,6 +8,8 @@ The val/ppl curve has a point at every step, so each stop lands in a step that v
 """
 
 import signal
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -65,12 +67,21 @@ def _one_run_in_two_segments(project) -> tuple[dict, dict]:
     # before it wrote the stopped segment's file at all (PITFALLS 4), never its folder.
     stopped, rerun = sorted((project.root / "wandb" / "wandb").glob("offline-run-*"))
     assert stopped.name.split("-")[-1] == rerun.name.split("-")[-1]
-    (rerun_file,) = rerun.glob("run-*.wandb")
+    rerun_file = _written_file(rerun)
     second = read_offline_run(rerun_file, finished=False)
     assert second["id"] == rerun.name.split("-")[-1] and second["resume"]
     written = list(stopped.glob("run-*.wandb"))
     first = read_offline_run(written[0], finished=False) if written else {"config": {}}
     return {"exit_code": None, **first}, second
+
+
+def _written_file(folder: Path) -> Path:
+    """The run file of a finished segment: W&B's service creates it after the stage exits."""
+    deadline = time.monotonic() + 30
+    while not (found := sorted(folder.glob("run-*.wandb"))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert found, f"W&B wrote no run file in {folder} within 30 s"
+    return found[0]
 
 
 def _assert_same_state(a, b):
