@@ -1,9 +1,17 @@
-"""Three layers: the library never runs a stage script; a stage script is only an entry point.
+"""Three layers, and the packages of the library in their order.
 
 ``pipeline/<stage>.py`` is what ``dvc.yaml`` runs; its command lives in
 ``attnlab.stages.<stage>``. ``attnlab`` with every stage loaded has imported no file of
 ``pipeline/``, no module of the library loads a file by path, and each script holds only
 its docstring, the import of its command and the call.
+
+Inside the library, read from every import statement of every module (those inside
+functions and under ``TYPE_CHECKING`` too): a trained run is scored while it trains
+(``training``), stored (``runs``) and measured after (``evaluation``), and the first and the
+last never import each other; what both need (``metrics``, ``runs``) imports neither.
+``config`` validates the params and builds nothing, so it imports no package that does.
+``report`` lays out and renders; the claim rules and statistics live in ``verdicts``, which
+never imports ``report``. A rule about a package fails while that package does not exist.
 """
 
 import ast
@@ -12,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from import_graph import MODULES, PACKAGE, imports, package_of
 
 from attnlab.cli import STAGES
 
@@ -90,3 +99,63 @@ def test_only_the_command_line_imports_the_stage_commands():
         if any(name.startswith("attnlab.stages") for name in imported):
             importers.append(module.relative_to(library))
     assert importers == []
+
+
+# What builds, trains, measures or decides: config imports none of it.
+DOMAIN = {
+    "models",
+    "training",
+    "evaluation",
+    "winograd",
+    "probes",
+    "sweeps",
+    "report",
+    "data",
+    "metrics",
+    "runs",
+    "verdicts",
+}
+# report/'s modules that held the claim rules and statistics before verdicts/ did.
+RULE_MODULES = ("rules", "claim_rules", "claims", "stats", "robustness", "winograd_claims")
+
+
+def _imports_between(importer: str, imported: set[str]) -> list[str]:
+    """Each import statement of a module of ``importer`` that names a package of ``imported``."""
+    return [
+        str(found)
+        for module in MODULES
+        if package_of(module) == importer
+        for found in imports(module)
+        if package_of(found.target) in imported
+    ]
+
+
+def _exists(package: str) -> None:
+    assert (PACKAGE / package / "__init__.py").is_file(), f"attnlab.{package} does not exist"
+
+
+def test_training_and_evaluation_never_import_each_other():
+    found = _imports_between("training", {"evaluation"}) + _imports_between(
+        "evaluation", {"training"}
+    )
+    assert found == [], "training and evaluation import each other:\n" + "\n".join(found)
+
+
+def test_config_imports_no_package_that_builds_trains_measures_or_decides():
+    found = _imports_between("config", DOMAIN)
+    assert found == [], "config imports a domain package:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", ["metrics", "runs"])
+def test_what_training_and_evaluation_share_imports_neither(package):
+    _exists(package)
+    found = _imports_between(package, {"training", "evaluation"})
+    assert found == [], f"{package} imports training or evaluation:\n" + "\n".join(found)
+
+
+def test_report_holds_no_claim_rule_and_verdicts_never_imports_report():
+    left = [name for name in RULE_MODULES if (PACKAGE / "report" / f"{name}.py").exists()]
+    assert left == [], f"report/ still decides claims: {left} belong in verdicts/"
+    _exists("verdicts")
+    found = _imports_between("verdicts", {"report"})
+    assert found == [], "verdicts imports report:\n" + "\n".join(found)
