@@ -15,11 +15,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent
 
-# What shapes a trained model's weights: the model, the training loop and the token files.
+# What shapes a trained model's weights: the model (its architecture and its modules),
+# the training loop and the token files.
 # A checkpoint's fingerprint hashes this, in this order (and CURVE after it when the run
 # draws the val/ppl curve), so a change to a list makes every existing checkpoint
 # unusable (training then starts over).
-WEIGHTS = ("models", "training", "data/tokens.py")
+WEIGHTS = ("architecture.py", "models", "training", "data/tokens.py")
 
 # What the train stage measures while it trains (the val/ppl curve, val/bpb) beside the
 # weights: these modules only, so an edit to the E09/E11 measurements of `evaluate` does

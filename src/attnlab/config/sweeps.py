@@ -19,10 +19,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
 
+from attnlab.architecture import ModelConfig
 from attnlab.config.base import Section
 from attnlab.config.variants import TrainParams, Variant, VariantOverrides, resolve_variant
 from attnlab.errors import ParamsError
-from attnlab.models import ModelConfig
 
 _STUDY_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 # An int axis with at most this many values is checked at every value, a wider one at its

@@ -17,9 +17,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, model_validator
 
+from attnlab.architecture import ModelConfig
 from attnlab.config.base import Section
 from attnlab.errors import ParamsError
-from attnlab.models import ModelConfig
 
 _VARIANT_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)+")
 

@@ -1,10 +1,10 @@
 """The model half of attnlab: every architecture of docs/catalogue.md as pure `torch.nn`."""
 
+from attnlab.architecture import ModelConfig
 from attnlab.lazy import lazy_exports
-from attnlab.models.config import ModelConfig
 
-# The config loader validates every variant's ModelConfig in stages that build no model
-# (download, bpe, tokenize, report): the modules that import torch load on first use.
+# What a LanguageModel is built from is exported with it; the modules that import torch
+# load on first use, so that reading a ModelConfig costs no torch.
 __getattr__ = lazy_exports(
     __name__,
     {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from attnlab.models.config import ModelConfig
+from attnlab.architecture import ModelConfig
 
 COMPONENTS = ("embedding", "position", "attention", "mlp", "norm", "head")
 

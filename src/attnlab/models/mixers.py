@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnlab.models.config import ModelConfig
+from attnlab.architecture import ModelConfig
 from attnlab.models.positions import QK_POSITIONS, SCORE_POSITIONS
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attnlab.models.config import ModelConfig
+from attnlab.architecture import ModelConfig
 
 
 class LearnedPosition(nn.Module):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from attnlab.models.config import ModelConfig
+from attnlab.architecture import ModelConfig
 from attnlab.models.mixers import MIXERS, AttentionRecord
 from attnlab.models.positions import INPUT_POSITIONS
 
