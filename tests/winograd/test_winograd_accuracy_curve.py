@@ -16,7 +16,7 @@ from attnlab.training import TrainJob, train_variant
 from attnlab.winograd.batches import WinogradSentences
 from attnlab.winograd.curve import AccuracyCurve, log_spaced_steps
 from attnlab.winograd.data import read_sentences, write_task
-from attnlab.winograd.sentences import build_task
+from attnlab.winograd.from_params import build_task
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")

@@ -11,7 +11,8 @@ import pytest
 from attnlab.config import load_params, parse_params
 from attnlab.config.files import params_files, read_params_mapping, write_params_mapping
 from attnlab.errors import ParamsError
-from attnlab.winograd.sentences import WinogradTask, build_task, closed_task, leaky_task
+from attnlab.winograd.from_params import adjectives_of, build_task
+from attnlab.winograd.sentences import WinogradTask, closed_task, leaky_task
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")
@@ -57,7 +58,7 @@ def test_the_default_designs_give_the_sentences_of_before(seed, task):
 
 def test_the_library_defaults_are_the_params_defaults():
     cfg = load_params(ROOT / "params.yaml").winograd
-    adjectives = cfg.adjectives.adjectives()
+    adjectives = adjectives_of(cfg)
     leaky = leaky_task(cfg.leaky.animals, cfg.leaky.places, adjectives, 0.25, 1337)
     closed = closed_task(cfg.closed.nouns, adjectives, 0.25, 1337)
     assert _digest(leaky) == BEFORE[1337, "leaky"] and _digest(closed) == BEFORE[1337, "closed"]

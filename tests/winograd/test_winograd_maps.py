@@ -5,10 +5,11 @@ import json
 import pytest
 import torch
 
+from attnlab.catalogue.winograd import QUERY_POSITION
 from attnlab.models import LanguageModel, ModelConfig
 from attnlab.winograd.figures import draw_adjectives, draw_blocks
 from attnlab.winograd.maps import maps_record, maps_table, probe_sentences, query_rows
-from attnlab.winograd.sentences import QUERY_POSITION, Adjectives, build_vocabulary
+from attnlab.winograd.sentences import Adjectives, build_vocabulary
 
 ADJECTIVES = Adjectives(("tired", "scared", "slow", "weak"), ("wet", "wide", "busy", "steep"))
 VOCAB = build_vocabulary(["animal", "street", "dog"], ADJECTIVES)

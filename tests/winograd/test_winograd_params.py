@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.catalogue.winograd import SENTENCE_LENGTH
 from attnlab.config import load_params, parse_params
 from attnlab.config.files import read_params_mapping
 from attnlab.errors import ParamsError
-from attnlab.winograd.sentences import SENTENCE_LENGTH
+from attnlab.winograd.from_params import adjectives_of
+from attnlab.winograd.sentences import build_vocabulary
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")
@@ -27,7 +29,8 @@ def test_six_variants_three_per_task_with_derived_sizes():
     assert {cfg.task_of(name) for name in cfg.variants} == {"leaky", "closed"}
     for name in cfg.variants:
         variant = cfg.variant(name)
-        assert variant.model.vocab_size == len(cfg.vocabulary(cfg.task_of(name)))
+        vocabulary = build_vocabulary(cfg.nouns(cfg.task_of(name)), adjectives_of(cfg))
+        assert variant.model.vocab_size == len(vocabulary)
         assert variant.model.block_size == SENTENCE_LENGTH - 1
     assert cfg.variant("closed-two-blocks").model.n_layer == 2
     assert cfg.variant("leaky-average").model.mixer == "uniform"

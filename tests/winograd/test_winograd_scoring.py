@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from attnlab.catalogue.winograd import QUERY_POSITION
 from attnlab.models import LanguageModel, ModelConfig
 from attnlab.winograd.scoring import (
     answer_logits,
@@ -10,7 +11,7 @@ from attnlab.winograd.scoring import (
     score_logits,
     winograd_metrics,
 )
-from attnlab.winograd.sentences import QUERY_POSITION, Adjectives, Sentence, encode
+from attnlab.winograd.sentences import Adjectives, Sentence, encode
 
 ADJECTIVES = Adjectives(("tired",), ("wet",))
 VOCAB = ("the", "did", "not", "cross", "because", "it", "was", "too", ",", "so", "waited", ".",

@@ -4,10 +4,8 @@ from collections import Counter
 
 import pytest
 
+from attnlab.catalogue.winograd import ANSWER_POSITION, QUERY_POSITION, SENTENCE_LENGTH
 from attnlab.winograd.sentences import (
-    ANSWER_POSITION,
-    QUERY_POSITION,
-    SENTENCE_LENGTH,
     Adjectives,
     Sentence,
     build_vocabulary,

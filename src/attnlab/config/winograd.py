@@ -1,21 +1,31 @@
 """Params of the Winograd task (E16 leaky, E17 closed): words, hold-outs, variants, maps.
 
 The Winograd models are word-level: their vocabulary is the task's words (a few dozen), not
-the BPE tokenizer, and their context is the template's length. Both are derived from the
-params here, never set, so ``winograd.model`` holds every model field but ``vocab_size`` and
-``block_size``. The task a variant trains on is its experiment's (E16 leaky, E17 closed, in
-the catalogue :mod:`attnlab.catalogue`): a variant no Winograd experiment lists is refused.
+the BPE tokenizer, and their context is the template's length. Both sizes are derived from
+the params here, never set, so ``winograd.model`` holds every model field but ``vocab_size``
+and ``block_size``. The task a variant trains on is its experiment's (E16 leaky, E17 closed,
+in the catalogue :mod:`attnlab.catalogue`): a variant no Winograd experiment lists is refused.
 
-Only the template's facts are read from :mod:`attnlab.winograd.sentences` (its words and
-its length: a variant's model is validated when params load, before any work);
-generating the sentences is the task's own (:func:`attnlab.winograd.sentences.build_task`).
+The params are checked against the tasks' facts in the catalogue
+(:mod:`attnlab.catalogue.winograd`: the template's words and length, the designs, how many
+nouns a share holds out), so that a variant's model is validated when params load, before
+any work. Nothing is built here: the sentences and the vocabulary are the task's own
+(:mod:`attnlab.winograd`), built from these values.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from attnlab.catalogue import winograd_task
+from attnlab.catalogue import Task, winograd_task
+from attnlab.catalogue.winograd import (
+    FUNCTION_WORDS,
+    SENTENCE_LENGTH,
+    ClosedDesign,
+    LeakyDesign,
+    check_words,
+    nouns_held_out,
+)
 from attnlab.config.base import Section
 from attnlab.config.variants import (
     TrainParams,
@@ -25,17 +35,8 @@ from attnlab.config.variants import (
     resolve_variant,
 )
 from attnlab.errors import ParamsError
-from attnlab.winograd.sentences import (
-    SENTENCE_LENGTH,
-    Adjectives,
-    ClosedDesign,
-    LeakyDesign,
-    TaskName,
-    build_vocabulary,
-    nouns_held_out,
-)
 
-TASKS: tuple[TaskName, ...] = ("leaky", "closed")
+TASKS: tuple[Task, ...] = get_args(Task)
 # A model reads a sentence without its last word: 17 positions.
 BLOCK_SIZE = SENTENCE_LENGTH - 1
 _Words = Annotated[list[str], Field(min_length=1)]
@@ -47,10 +48,6 @@ class AdjectiveParams(Section):
 
     crosser: _Words
     crossed: _Words
-
-    def adjectives(self) -> Adjectives:
-        """The library's view of the same lists."""
-        return Adjectives(tuple(self.crosser), tuple(self.crossed))
 
 
 class LeakyHeldOut(Section):
@@ -95,7 +92,7 @@ class ClosedParams(Section):
         return self
 
 
-def _check_nouns(key: str, pool: list[str], share: float, task: TaskName) -> None:
+def _check_nouns(key: str, pool: list[str], share: float, task: Task) -> None:
     """Refuse a ``nouns`` design that would leave too few of ``pool`` to train on."""
     try:
         nouns_held_out(len(pool), share, task)
@@ -125,7 +122,7 @@ class WinogradParams(Section):
     maps: MapsParams
 
     _resolved: dict[str, Variant] = PrivateAttr(default_factory=dict)
-    _tasks: dict[str, TaskName] = PrivateAttr(default_factory=dict)
+    _tasks: dict[str, Task] = PrivateAttr(default_factory=dict)
 
     @field_validator("model")
     @classmethod
@@ -138,7 +135,7 @@ class WinogradParams(Section):
     @model_validator(mode="after")
     def _resolve(self) -> "WinogradParams":
         # A ParamsError is a ValueError: pydantic reports it under "winograd: ".
-        vocab_size = {task: len(self.vocabulary(task)) for task in TASKS}
+        vocab_size = {task: self.vocab_size(task) for task in TASKS}
         for name, overrides in self.variants.items():
             check_variant_name(name)
             task = winograd_task(name)
@@ -172,15 +169,22 @@ class WinogradParams(Section):
             if adjective not in known:
                 raise ParamsError(f"maps.adjectives: {adjective!r} is not an adjective")
 
-    def nouns(self, task: TaskName) -> list[str]:
+    def nouns(self, task: Task) -> list[str]:
         """Every noun of ``task``, in params order."""
         return [*self.leaky.animals, *self.leaky.places] if task == "leaky" else self.closed.nouns
 
-    def vocabulary(self, task: TaskName) -> tuple[str, ...]:
-        """The word vocabulary of ``task``; a token's id is its index."""
-        return build_vocabulary(self.nouns(task), self.adjectives.adjectives())
+    def vocab_size(self, task: Task) -> int:
+        """How many words ``task``'s models read: the template's, the adjectives, the nouns.
 
-    def task_of(self, name: str) -> TaskName:
+        Raises:
+            ValueError: a word is not a single token, or two are the same.
+        """
+        adjectives = [*self.adjectives.crosser, *self.adjectives.crossed]
+        nouns = self.nouns(task)
+        check_words(adjectives, nouns)
+        return len(FUNCTION_WORDS) + len(adjectives) + len(nouns)
+
+    def task_of(self, name: str) -> Task:
         """The task variant ``name`` trains on: its experiment's, in the catalogue."""
         self.variant(name)
         return self._tasks[name]

@@ -1,11 +1,10 @@
 """Stage ``winograd-data``: generate both Winograd tasks (E16 leaky, E17 closed) as Parquet."""
 
 from attnlab import paths
-from attnlab.config import WinogradParams, load_params
-from attnlab.errors import ParamsError
+from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.winograd.data import write_task
-from attnlab.winograd.sentences import TaskName, WinogradTask, build_task
+from attnlab.winograd.from_params import build_tasks
 
 
 def main(
@@ -21,10 +20,8 @@ def main(
     """
     loaded = load_params(params)
     cfg = loaded.winograd
-    names: tuple[TaskName, ...] = ("leaky", "closed")
-    tasks = {name: _built(cfg, name, loaded.seed) for name in names}
     metrics = {}
-    for name, task in tasks.items():
+    for name, task in build_tasks(cfg, loaded.seed).items():
         write_task(task, paths.winograd_task(name))
         held_out = cfg.leaky.held_out if name == "leaky" else cfg.closed.held_out
         metrics[name] = {
@@ -39,19 +36,6 @@ def main(
         }
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in metrics[name].items()))
     paths.write_metrics(paths.WINOGRAD_DATA_METRICS, metrics)
-
-
-def _built(cfg: WinogradParams, name: TaskName, seed: int) -> WinogradTask:
-    """The task ``name``, or a params error naming its held-out design when no split fits.
-
-    Whether a held-out draw can keep every noun in training is only known once it is
-    drawn, so it is checked here, before either task's file is written.
-    """
-    try:
-        return build_task(cfg, name, seed)
-    except ValueError as err:
-        reason = str(err).removeprefix(f"{name}: ")
-        raise ParamsError(f"winograd.{name}.held_out: {reason}") from None
 
 
 if __name__ == "__main__":

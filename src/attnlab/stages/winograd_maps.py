@@ -8,6 +8,7 @@ from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stag
 from attnlab.training.artifacts import load_trained_model
 from attnlab.winograd.data import pair_split, read_vocabulary
 from attnlab.winograd.figures import draw_adjectives, draw_blocks
+from attnlab.winograd.from_params import adjectives_of
 from attnlab.winograd.maps import maps_record, maps_table, probe_sentences, query_rows
 
 
@@ -31,7 +32,7 @@ def main(
     path = paths.winograd_task(cfg.task_of(maps.variant))
     model = load_trained_model(paths.winograd_model_dir(maps.variant, seed)).model
     split = pair_split(path, maps.x, maps.y)
-    sentences = probe_sentences(maps.x, maps.y, cfg.adjectives.adjectives(), split)
+    sentences = probe_sentences(maps.x, maps.y, adjectives_of(cfg), split)
     rows = query_rows(model, sentences, read_vocabulary(path))
     record = maps_record(maps.variant, rows)
     paths.write_metrics(paths.WINOGRAD_MAPS, record)

@@ -1,9 +1,9 @@
-"""The Winograd task (E16 leaky, E17 closed): sentences, data, scoring and attention maps."""
+"""The Winograd task (E16 leaky, E17 closed): sentences, data, scoring and attention maps.
+
+Its template and held-out designs are the catalogue's (:mod:`attnlab.catalogue.winograd`).
+"""
 
 from attnlab.winograd.sentences import (
-    ANSWER_POSITION,
-    QUERY_POSITION,
-    SENTENCE_LENGTH,
     Adjectives,
     Sentence,
     WinogradTask,
@@ -15,9 +15,6 @@ from attnlab.winograd.sentences import (
 )
 
 __all__ = [
-    "ANSWER_POSITION",
-    "QUERY_POSITION",
-    "SENTENCE_LENGTH",
     "Adjectives",
     "Sentence",
     "WinogradTask",

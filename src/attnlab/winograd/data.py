@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from attnlab.winograd.sentences import SENTENCE_LENGTH, Split, WinogradTask, encode
+from attnlab.catalogue.winograd import SENTENCE_LENGTH
+from attnlab.winograd.sentences import Split, WinogradTask, encode
 
 if TYPE_CHECKING:
     from torch import Tensor

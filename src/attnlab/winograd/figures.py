@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnlab.winograd.sentences import ADJECTIVE_POSITION
+from attnlab.catalogue.winograd import ADJECTIVE_POSITION
 
 
 def _heatmap(ax: Axes, weights: np.ndarray, columns: list[str], rows: list[str]) -> None:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.catalogue.winograd import QUERY_POSITION
 from attnlab.models import LanguageModel
-from attnlab.winograd.sentences import QUERY_POSITION, Adjectives, Sentence, Split, encode
+from attnlab.winograd.sentences import Adjectives, Sentence, Split, encode
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from attnlab.catalogue.winograd import ANSWER_POSITION, QUERY_POSITION, X_POSITION, Y_POSITION
 from attnlab.models import LanguageModel
-from attnlab.winograd.sentences import ANSWER_POSITION, QUERY_POSITION, X_POSITION, Y_POSITION
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ two nouns. Two versions make that difference visible:
   answer was ``animal``: anything that knows which nouns are present but not their order
   answers backwards.
 
-What is held out is the task's difficulty knob, its *design* (:data:`DESIGNS`):
+What is held out is the task's difficulty knob, its *design*
+(:data:`attnlab.catalogue.winograd.DESIGNS`):
 
 - ``pairs``: noun pairs never seen together in training, in either order (E16's default;
   on the closed task both orientations of an unordered pair go).
@@ -38,7 +39,9 @@ What is held out is the task's difficulty knob, its *design* (:data:`DESIGNS`):
   trained toward it, so answering it needs more than the words seen in training.
 
 Pairs are drawn per noun pair (all eight adjectives of a pair go together), from a
-generator seeded by the params seed, so the split is a pure function of the params.
+generator seeded by the params seed, so the split is a pure function of the params. The
+template, the designs and how many a share holds out are the catalogue's
+(:mod:`attnlab.catalogue.winograd`); every builder here takes plain values.
 """
 
 from __future__ import annotations
@@ -46,35 +49,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from attnlab.config.winograd import WinogradParams
+from attnlab.catalogue import Task
+from attnlab.catalogue.winograd import (
+    DESIGNS,
+    FUNCTION_WORDS,
+    WORDS,
+    Design,
+    check_words,
+    held_out_count,
+    nouns_held_out,
+)
 
-TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
-WORDS: tuple[str, ...] = tuple(TEMPLATE.split())
-SENTENCE_LENGTH = len(WORDS)  # 18 tokens
-X_POSITION = WORDS.index("{x}")  # 1
-Y_POSITION = WORDS.index("{y}")  # 6
-ADJECTIVE_POSITION = WORDS.index("{adj}")  # 11
-ANSWER_POSITION = WORDS.index("{ref}")  # 15: the referent
-QUERY_POSITION = ANSWER_POSITION - 1  # 14: the "the" after "so", which predicts the referent
-# The words of the template that are not slots, in order of first appearance.
-FUNCTION_WORDS: tuple[str, ...] = tuple(dict.fromkeys(w for w in WORDS if not w.startswith("{")))
-
-TaskName = Literal["leaky", "closed"]
 Split = Literal["train", "held_out"]
 Role = Literal["crosser", "crossed"]
-# What each task can hold out: the leaky task has no reversed pairs to keep.
-LeakyDesign = Literal["pairs", "nouns"]
-ClosedDesign = Literal["pairs", "orientation", "nouns"]
-Design = ClosedDesign  # every design: the closed task can hold out each
-DESIGNS: dict[TaskName, tuple[Design, ...]] = {
-    "leaky": get_args(LeakyDesign),
-    "closed": get_args(ClosedDesign),
-}
 # Each task's own stream of random draws under the one params seed: E16 and E17.
 _TASK_STREAM = {"leaky": 16, "closed": 17}
 
@@ -122,7 +113,7 @@ class Adjectives:
 class WinogradTask:
     """One version of the task: its word vocabulary and every sentence, with its split."""
 
-    name: TaskName
+    name: Task
     vocabulary: tuple[str, ...]
     sentences: tuple[Sentence, ...]
 
@@ -141,14 +132,9 @@ def build_vocabulary(nouns: Iterable[str], adjectives: Adjectives) -> tuple[str,
     Raises:
         ValueError: a word is repeated, empty, or contains whitespace (tokens are words).
     """
-    vocabulary = (*FUNCTION_WORDS, *adjectives.crosser, *adjectives.crossed, *nouns)
-    for word in vocabulary:
-        if not word or word.split() != [word]:
-            raise ValueError(f"{word!r} is not a single word")
-    repeated = sorted({w for w in vocabulary if vocabulary.count(w) > 1})
-    if repeated:
-        raise ValueError(f"words used twice (template, adjectives, nouns): {repeated}")
-    return vocabulary
+    nouns = tuple(nouns)
+    check_words((*adjectives.crosser, *adjectives.crossed), nouns)
+    return (*FUNCTION_WORDS, *adjectives.crosser, *adjectives.crossed, *nouns)
 
 
 def encode(words: Sequence[str], vocabulary: Sequence[str]) -> list[int]:
@@ -166,7 +152,7 @@ def _hold_out_pairs(
     candidates: list[tuple[str, str]],
     n_held: int,
     seed: int,
-    task: TaskName,
+    task: Task,
     design: Design,
 ) -> set[tuple[str, str]]:
     """Draw ``n_held`` candidate pairs to hold out, keeping every noun in training.
@@ -214,7 +200,7 @@ def _hold_out_pairs(
 
 
 def _hold_out_nouns(
-    pools: Sequence[Sequence[str]], share: float, seed: int, task: TaskName
+    pools: Sequence[Sequence[str]], share: float, seed: int, task: Task
 ) -> set[str]:
     """Draw ``share`` of each pool's nouns (at least one) to keep out of training.
 
@@ -229,22 +215,6 @@ def _hold_out_nouns(
     return held
 
 
-def nouns_held_out(pool_size: int, share: float, task: TaskName) -> int:
-    """How many of a pool's nouns the ``nouns`` design holds out: ``share``, at least one.
-
-    Raises:
-        ValueError: too few nouns would be left to train on (one of each pool on the
-            leaky task, two on the closed task, whose pairs are of one pool).
-    """
-    n_held = _n_held(pool_size, share)
-    keep = 2 if task == "closed" else 1
-    if pool_size - n_held < keep:
-        raise ValueError(
-            f"holding out {n_held} of {pool_size} nouns leaves fewer than {keep} to train on"
-        )
-    return n_held
-
-
 def _sentences(
     pairs: Iterable[tuple[str, str]], held: set[tuple[str, str]], adjectives: Adjectives
 ) -> tuple[Sentence, ...]:
@@ -255,13 +225,7 @@ def _sentences(
     )
 
 
-def _n_held(n_candidates: int, share: float) -> int:
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"held_out share must be in (0, 1), got {share}")
-    return max(1, round(share * n_candidates))
-
-
-def _check_design(task: TaskName, design: Design) -> None:
+def _check_design(task: Task, design: Design) -> None:
     if design not in DESIGNS[task]:
         raise ValueError(f"{task}: held-out design {design!r} is not one of {DESIGNS[task]}")
 
@@ -290,7 +254,7 @@ def leaky_task(
         nouns = _hold_out_nouns([animals, places], share, seed, "leaky")
         held = {(x, y) for x, y in pairs if x in nouns or y in nouns}
     else:
-        n_held = _n_held(len(pairs), share)
+        n_held = held_out_count(len(pairs), share)
         held = _hold_out_pairs(pairs, n_held, seed, "leaky", design)
     return WinogradTask("leaky", vocabulary, _sentences(pairs, held, adjectives))
 
@@ -320,18 +284,6 @@ def closed_task(
         held = {(x, y) for x, y in ordered if x in unseen or y in unseen}
     else:
         unordered = list(itertools.combinations(nouns, 2))
-        n_held = _n_held(len(unordered), share)
+        n_held = held_out_count(len(unordered), share)
         held = _hold_out_pairs(unordered, n_held, seed, "closed", design)
     return WinogradTask("closed", vocabulary, _sentences(ordered, held, adjectives))
-
-
-def build_task(params: WinogradParams, task: TaskName, seed: int) -> WinogradTask:
-    """Generate every sentence of ``task`` with its split from params ``winograd``, by ``seed``."""
-    adjectives = params.adjectives.adjectives()
-    if task == "leaky":
-        cfg, held_out = params.leaky, params.leaky.held_out
-        return leaky_task(
-            cfg.animals, cfg.places, adjectives, held_out.share, seed, held_out.design
-        )
-    held_out = params.closed.held_out
-    return closed_task(params.closed.nouns, adjectives, held_out.share, seed, held_out.design)
