@@ -8,6 +8,7 @@ so that importing one name of a package does not count as importing all of it.
 """
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -106,23 +107,39 @@ def resolved(module: str) -> set[str]:
     return {defining_module(i.target, i.name) for i in imports(module)} - {module}
 
 
-def closure(starts: set[str]) -> set[str]:
-    """``starts`` and every module they import, directly or through others."""
+def closure(starts: set[str], within: Callable[[str], bool] = lambda _: True) -> set[str]:
+    """``starts`` and every module ``within`` they import, directly or through others."""
     seen: set[str] = set()
     todo = sorted(starts)
     while todo:
         module = todo.pop()
         if module not in seen:
             seen.add(module)
-            todo += sorted(resolved(module) - seen)
+            todo += sorted(m for m in resolved(module) - seen if within(m))
     return seen
 
 
-def uses(module: str, function: str) -> set[str]:
-    """The modules whose names ``function`` of ``module`` reads, with ``module`` itself.
+def _read_names(node: ast.AST) -> set[str]:
+    """The names ``node``'s code reads, leaving out annotations (types run no code)."""
+    names, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Name):
+            names.add(current.id)
+        for field, child in ast.iter_fields(current):
+            if field in ("annotation", "returns"):
+                continue
+            todo += [
+                c for c in (child if isinstance(child, list) else [child]) if isinstance(c, ast.AST)
+            ]
+    return names
 
-    A name read in the function's body or signature counts through the module that defines
-    it; a function or class of ``module`` itself is followed into its own body, once.
+
+def uses(module: str, name: str) -> set[str]:
+    """The modules whose names ``name`` (a function or class of ``module``) reads, and ``module``.
+
+    A name its code reads counts through the module that defines it; a function or class of
+    ``module`` itself that it reads is followed into, once. Annotations are left out.
     """
     defined = {
         node.name: node
@@ -130,14 +147,13 @@ def uses(module: str, function: str) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
     imported = {i.bound: i for i in imports(module)}
-    found, seen, todo = {module}, set(), [function]
+    found, seen, todo = {module}, set(), [name]
     while todo:
-        name = todo.pop()
-        if name in seen:
+        current = todo.pop()
+        if current in seen:
             continue
-        seen.add(name)
-        for node in ast.walk(defined[name]):
-            read = node.id if isinstance(node, ast.Name) else None
+        seen.add(current)
+        for read in _read_names(defined[current]):
             if read in imported:
                 found.add(defining_module(imported[read].target, imported[read].name))
             elif read in defined:

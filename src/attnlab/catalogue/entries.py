@@ -163,7 +163,8 @@ class Experiment(Model):
         title: The report section's title.
         question: The story's question, as the report asks it.
         doc: Where docs/catalogue.md describes its protocol (``path#anchor``).
-        code: The modules that build, measure and report it.
+        code: The modules that shape its numbers and lay it out (a package: all of its
+            modules); P0's is the pipeline every trained row runs, another's what it adds.
         rows: The trained rows it compares, in the story's order.
         measure: What the evaluate stage adds for its rows beyond P0's perplexity.
         along: Those of ``measure`` also taken at the log-spaced steps whose weights the
