@@ -167,7 +167,7 @@ class Experiment(Model):
         rows: The trained rows it compares, in the story's order.
         measure: What the evaluate stage adds for its rows beyond P0's perplexity.
         along: Those of ``measure`` also taken at the log-spaced steps whose weights the
-            training keeps (:mod:`attnlab.training.along`): its rows' runs keep them.
+            training keeps (:mod:`attnlab.training.along_steps`): its rows' runs keep them.
         task: The Winograd task its rows train on (E16, E17).
         probe: The metrics file a computed experiment's stage writes (no suffix).
         tables: The TSV tables that stage writes.

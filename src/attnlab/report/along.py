@@ -2,7 +2,7 @@
 
 The evaluate stage records, for the rows of an experiment whose catalogue entry lists
 ``along`` measurements, each key's value at every kept step (``along`` of ``eval.json``,
-:mod:`attnlab.evaluation.along`). Here each row becomes a curve against a log-step axis,
+:mod:`attnlab.evaluation.measurements`). Here each row becomes a curve against a log-step axis,
 the first seed drawn boldly and every other seed beside it (index.html), and the same
 numbers become a table of step against row, the mean over seeds with its interval
 (index.html and REPORT.md, which carries no figures), so "runs away and stays collapsed"
@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attnlab.catalogue import Experiment, experiment
+from attnlab.evaluation.names import GRAD_NORMS, SCORE_STATS
 from attnlab.report import figures
 from attnlab.report.content import MISSING, Image, Section, Table, spread_cell
 from attnlab.report.results import Point, Results
@@ -23,11 +24,11 @@ from attnlab.report.stats import Seed, summarise
 # Per along measurement, what is drawn: a key (or a prefix ending in "/", averaged over
 # blocks and heads at each step), its axis label, a short column name, and a log y axis.
 QUANTITIES: dict[str, tuple[tuple[str, str, str, bool], ...]] = {
-    "score_stats": (
+    SCORE_STATS: (
         ("scores/std/", "score std (mean over blocks, heads)", "score std", True),
         ("attn/onehot_frac/", "share of one-hot rows", "one-hot", False),
     ),
-    "grad_norms": (
+    GRAD_NORMS: (
         ("grad_norm/ratio_last_first", "grad norm last / first block", "last/first", True),
         (
             "grad_norm_weights_rms/ratio_last_first",

@@ -4,8 +4,8 @@ from attnlab import paths
 from attnlab.config import WinogradParams, load_params
 from attnlab.errors import ParamsError
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.winograd.data import write_task
 from attnlab.winograd.sentences import TaskName, WinogradTask, build_task
+from attnlab.winograd.task_files import write_task
 
 
 def main(

@@ -1,11 +1,11 @@
 """Training batches of whole Winograd sentences (E16, E17 of docs/catalogue.md).
 
 :class:`WinogradSentences` feeds the shared :class:`~attnlab.training.LanguageModelTask`
-the same :class:`~attnlab.training.StepBatch` es P0's token windows do, but each row is one
+the same :class:`~attnlab.data.batches.StepBatch` es P0's token windows do, but each row is one
 whole sentence (17 inputs, 17 targets) rather than a random window of a stream, so every
 sentence starts at position 0 as it does when scored. The sentences of global step ``s``
 are drawn with replacement by a generator seeded with ``(seed, s)`` alone, by P0's own
-sampler (:func:`~attnlab.training.data.draw_rows`, :class:`~attnlab.training.data.StepBatches`),
+sampler (:func:`~attnlab.data.batches.draw_rows`, :class:`~attnlab.data.batches.StepBatches`),
 so the batches, like P0's, are a pure function of the step, and a resumed run sees exactly
 the batches an uninterrupted one sees.
 """
@@ -17,8 +17,8 @@ import lightning.pytorch as pl
 from torch import Tensor
 from torch.utils.data import DataLoader
 
-from attnlab.training.data import StepBatch, StepBatches, draw_rows
-from attnlab.winograd.data import read_sentences
+from attnlab.data.batches import StepBatch, StepBatches, draw_rows
+from attnlab.winograd.task_files import read_sentences
 
 
 def draw_sentences(

@@ -1,4 +1,4 @@
-"""One trained run measured as the ``evaluate`` stage measures it, from the folder it was saved in.
+"""A saved run measured as the ``evaluate`` stage measures it, from its model folder.
 
 The ``evaluate@<variant>-<seed>`` stage and the sweeps' ``sweep-check@<study>-<seed>`` stage
 both read a saved model, check it is the run they were asked for, and measure it with
@@ -20,10 +20,15 @@ from attnlab.catalogue import experiments_of, measurements_of
 from attnlab.config.evaluation import EvaluateParams
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
-from attnlab.evaluation.along import ALONG_PROTOCOL, measure_along
-from attnlab.evaluation.bpb import token_byte_lengths
-from attnlab.evaluation.report import EvaluationInputs, evaluate_variant
-from attnlab.training.artifacts import load_trained_model, read_along
+from attnlab.evaluation.measurements import (
+    ALONG_PROTOCOL,
+    EvaluationInputs,
+    evaluate_variant,
+    measure_along,
+)
+from attnlab.metrics.bpb import token_byte_lengths
+from attnlab.runs.along_weights import read_along
+from attnlab.runs.model_folder import load_trained_model
 
 
 def evaluation_device(choice: str) -> torch.device:
@@ -72,7 +77,7 @@ def evaluate_trained(
 
     Returns:
         The run's seeds, :func:`evaluate_variant`'s measurements, with ``along``
-        (:func:`~attnlab.evaluation.along.measure_along`) when asked, and ``wall_s``.
+        (:func:`~attnlab.evaluation.measurements.measure_along`) when asked, and ``wall_s``.
 
     Raises:
         AttnlabError: ``folder`` holds another variant or seed (a stale model), or a kept

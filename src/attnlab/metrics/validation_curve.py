@@ -26,7 +26,7 @@ from attnlab.errors import DivergedError
 from attnlab.files import write_atomically
 
 PPL = "val/ppl"
-# The W&B key of a curve point: a sample of windows, not the whole split (summary.py).
+# The W&B key of a curve point: a sample of windows, not the whole split (whole_split.py).
 SAMPLE = "val/ppl_sample"
 
 

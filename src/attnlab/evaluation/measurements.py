@@ -1,4 +1,4 @@
-"""One variant's evaluation record: every measurement its experiment asks for (E02-E18).
+"""The evaluate stage's measurements, by name: at the end of training and along it (E02-E18).
 
 Every variant gets P0's perplexity on both splits (``val/ppl``, ``train/ppl``; E18 compares
 them) and its parameters per component. The extra measurements are chosen by name, as
@@ -9,8 +9,10 @@ rows read the run):
 - ``score_stats`` (E08, E09): the attention statistics at initialisation and after training;
 - ``grad_norms`` (E11): per-block gradient norms at initialisation.
 
-The record also carries a ``protocol`` field: one sentence per measurement it holds, saying
-exactly how the numbers were made.
+The two last are also taken at every step the training kept (the catalogue's ``along``),
+exactly as at the end and at initialisation: the same fixed batches, drawn from the root
+seed, so a curve's points differ only by the weights. The record carries a ``protocol``
+field: one sentence per measurement it holds, saying exactly how the numbers were made.
 """
 
 from __future__ import annotations
@@ -19,21 +21,33 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import Tensor
 
+from attnlab.data.batches import StepBatch, draw_windows
 from attnlab.evaluation.attention_stats import SCORE_STATS_PROTOCOL, attention_statistics
-from attnlab.evaluation.bpb import bits_per_byte, scored_bytes
 from attnlab.evaluation.gradients import GRAD_NORM_PROTOCOL, block_gradient_norms, parameter_counts
 from attnlab.evaluation.initial import build_initial_model
-from attnlab.evaluation.perplexity import (
+from attnlab.evaluation.names import EXTRAPOLATION, GRAD_NORMS, PARAMS, PERPLEXITY, SCORE_STATS
+from attnlab.metrics.bpb import bits_per_byte, scored_bytes
+from attnlab.metrics.perplexity import (
     EXTRAPOLATION_PROTOCOL,
     PERPLEXITY_PROTOCOL,
     perplexity,
     perplexity_by_length,
 )
-from attnlab.evaluation.windows import sample_windows
+from attnlab.metrics.windows import sample_windows
 from attnlab.models import LanguageModel
-from attnlab.training.data import StepBatch, draw_windows
+from attnlab.runs.along_weights import AlongWeights
+
+ALONG_PROTOCOL = (
+    "at every step whose weights the training kept (step 0, the powers of two below the "
+    "variant's steps scaled by budget.scale, and the last step; each file checked against "
+    "its SHA-256 in the manifest first), the measurement of the same name on the same "
+    "fixed batch: score statistics without the init/ or trained/ prefix, gradient norms "
+    "of the kept weights in training mode, dropout drawn from the root seed. "
+    "along.steps lists the steps, along.metrics each key's value at every step in order."
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +115,7 @@ def _extrapolation(inputs: EvaluationInputs) -> dict[str, float]:
     return {f"val/ppl@{length}": result.ppl for length, result in results.items()}
 
 
-def stats_batch(inputs: EvaluationInputs) -> Tensor:
+def _stats_batch(inputs: EvaluationInputs) -> Tensor:
     """E09's fixed batch: (B, T) the inputs of ``stats_windows`` validation windows."""
     windows = sample_windows(
         inputs.val_tokens,
@@ -113,7 +127,7 @@ def stats_batch(inputs: EvaluationInputs) -> Tensor:
     return windows[:, :-1]  # (B, T): the inputs of each window
 
 
-def gradient_batch(inputs: EvaluationInputs) -> StepBatch:
+def _gradient_batch(inputs: EvaluationInputs) -> StepBatch:
     """E11's one batch: the training batch of step 0 drawn from the root seed."""
     return draw_windows(
         inputs.train_tokens, inputs.context, inputs.train_batch_size, inputs.seed, step=0
@@ -121,7 +135,7 @@ def gradient_batch(inputs: EvaluationInputs) -> StepBatch:
 
 
 def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
-    batch = stats_batch(inputs)
+    batch = _stats_batch(inputs)
     return {
         **attention_statistics(inputs.initial_model(), batch, prefix="init/"),
         **attention_statistics(inputs.model, batch, prefix="trained/"),
@@ -129,20 +143,50 @@ def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
 
 
 def _grad_norms(inputs: EvaluationInputs) -> dict[str, float]:
-    batch = gradient_batch(inputs)
+    batch = _gradient_batch(inputs)
     return block_gradient_norms(inputs.initial_model().train(), batch.x, batch.y)
 
 
-# Every measurement by name, with the sentence that goes into the record's protocol.
-MEASUREMENTS: dict[str, tuple[Callable[[EvaluationInputs], dict[str, float]], str]] = {
-    "perplexity": (_perplexity, PERPLEXITY_PROTOCOL),
-    "params": (_params, "parameters per component, counted on the built module."),
-    "extrapolation": (_extrapolation, EXTRAPOLATION_PROTOCOL),
-    "score_stats": (_score_stats, SCORE_STATS_PROTOCOL),
-    "grad_norms": (_grad_norms, GRAD_NORM_PROTOCOL),
+def _score_stats_along(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:
+    return attention_statistics(model, _stats_batch(inputs))
+
+
+def _grad_norms_along(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:
+    batch = _gradient_batch(inputs)
+    # A dropout mask drawn from the root seed, the same at every step and in every process.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(inputs.seed)
+        return block_gradient_norms(model.train(), batch.x, batch.y)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """How one named measurement is taken, and the sentence the record's protocol gives it.
+
+    Attributes:
+        measure: Takes it on the trained run (and, where it says so, the initial model).
+        protocol: How the numbers are made, in one sentence.
+        along: Takes it on the weights of one kept step; None when it is never taken
+            along training.
+    """
+
+    measure: Callable[[EvaluationInputs], dict[str, float]]
+    protocol: str
+    along: Callable[[LanguageModel, EvaluationInputs], dict[str, float]] | None = None
+
+
+# The one registry: every measurement by name (:mod:`attnlab.evaluation.names`).
+MEASUREMENTS: dict[str, Measurement] = {
+    PERPLEXITY: Measurement(_perplexity, PERPLEXITY_PROTOCOL),
+    PARAMS: Measurement(_params, "parameters per component, counted on the built module."),
+    EXTRAPOLATION: Measurement(_extrapolation, EXTRAPOLATION_PROTOCOL),
+    SCORE_STATS: Measurement(_score_stats, SCORE_STATS_PROTOCOL, along=_score_stats_along),
+    GRAD_NORMS: Measurement(_grad_norms, GRAD_NORM_PROTOCOL, along=_grad_norms_along),
 }
-ALWAYS = ("perplexity", "params")
+ALWAYS = (PERPLEXITY, PARAMS)
 EXTRA_MEASUREMENTS = tuple(name for name in MEASUREMENTS if name not in ALWAYS)
+# Those also taken along training: a view of the registry, not a second one.
+ALONG_MEASUREMENTS = {name: m.along for name, m in MEASUREMENTS.items() if m.along is not None}
 
 
 def evaluate_variant(inputs: EvaluationInputs, extra: Sequence[str]) -> dict[str, Any]:
@@ -161,8 +205,41 @@ def evaluate_variant(inputs: EvaluationInputs, extra: Sequence[str]) -> dict[str
     record: dict[str, Any] = {}
     protocol: dict[str, str] = {}
     for name in (*ALWAYS, *extra):
-        measure, description = MEASUREMENTS[name]
-        record.update(measure(inputs))
-        protocol[name] = description
+        record.update(MEASUREMENTS[name].measure(inputs))
+        protocol[name] = MEASUREMENTS[name].protocol
     record["protocol"] = protocol
     return record
+
+
+def measure_along(
+    inputs: EvaluationInputs, kept: Sequence[AlongWeights], names: Sequence[str]
+) -> dict[str, Any]:
+    """The measurements ``names`` at every kept step, as the record's ``along`` field.
+
+    Args:
+        inputs: The run's evaluation inputs (its model gives the architecture and device).
+        kept: The kept steps' weights, in step order
+            (:func:`attnlab.runs.along_weights.read_along`).
+        names: Measurements of :data:`ALONG_MEASUREMENTS` (the catalogue's ``along``).
+
+    Returns:
+        ``{"steps": [...], "metrics": {key: [value at each step]}}``.
+
+    Raises:
+        ValueError: an unknown measurement name.
+    """
+    unknown = sorted(set(names) - set(ALONG_MEASUREMENTS))
+    if unknown:
+        raise ValueError(
+            f"no along-training measurement {unknown[0]!r}; known: {tuple(ALONG_MEASUREMENTS)}"
+        )
+    device = next(inputs.model.parameters()).device
+    with torch.random.fork_rng(devices=[]):  # building draws initial weights: not from ours
+        model = LanguageModel(inputs.model.config).to(device)
+    metrics: dict[str, list[float]] = {}
+    for weights in kept:
+        model.load_state_dict(weights.state)
+        for name in names:
+            for key, value in ALONG_MEASUREMENTS[name](model, inputs).items():
+                metrics.setdefault(key, []).append(value)
+    return {"steps": [weights.step for weights in kept], "metrics": metrics}

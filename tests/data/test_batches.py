@@ -5,7 +5,7 @@ from functools import partial
 import torch
 from torch.utils.data import DataLoader
 
-from attnlab.training.data import StepBatches, draw_windows
+from attnlab.data.batches import StepBatches, draw_windows
 
 TOKENS = torch.arange(10_000, dtype=torch.int64).to(torch.uint16)  # token i is i: offsets show
 T, B, SEED = 16, 8, 1337

@@ -1,4 +1,4 @@
-"""What a training run leaves behind, and how later stages read it back.
+"""A trained model on disk: its folder, written once training ends and read by every later stage.
 
 A trained model is a folder of three files: ``model.pt``, the model's ``state_dict``
 (loaded with ``weights_only=True``: plain tensors, no pickled code), ``config.json``,
@@ -8,24 +8,19 @@ revision, and ``manifest.json``, the SHA-256 of each of the two, written when tr
 ends. Offline W&B loses its config when a run is killed (PITFALLS 4), so this file,
 not W&B, is where the hyperparameters live. A flipped bit in the weights still loads
 (to slightly different numbers, or NaN): :func:`load_trained_model` checks both files
-against the manifest first, as :func:`read_along` checks the kept steps.
+against the manifest first, as :func:`~attnlab.runs.along_weights.read_along` checks the
+kept steps.
 
 Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
 naming the file, and never leaves half a file behind.
 
 Evaluation, the probes and the Winograd stages (docs/catalogue.md E02-E18) start from
-:func:`load_trained_model`. A run that an experiment measures along training (E09, E11)
-also leaves ``along/``: the weights at its kept steps (``step-NNNNNN.pt``, written by
-:class:`attnlab.training.along.AlongTraining`) and ``manifest.json``, each file's step and
-SHA-256, which :func:`read_along` checks before anything is measured.
+:func:`load_trained_model`.
 """
 
-import csv
 import hashlib
 import io
 import json
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +35,6 @@ from attnlab.paths import metrics_text, read_metrics, write_metrics
 
 WEIGHTS = "model.pt"
 CONFIG = "config.json"
-ALONG = "along"  # the folder of the kept steps, in the resume folder and the model folder
 MANIFEST = "manifest.json"
 
 
@@ -71,7 +65,7 @@ def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Pat
     for name, data in files.items():
         write_atomically(folder / name, data)
     # Last: a folder that a failed write left half done has no manifest, and is refused.
-    listed = [{"file": name, "sha256": _sha256(data)} for name, data in files.items()]
+    listed = [{"file": name, "sha256": sha256_of(data)} for name, data in files.items()]
     write_metrics(folder / MANIFEST, {"files": listed})
 
 
@@ -100,7 +94,7 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
         )
     hashes = {entry["file"]: entry["sha256"] for entry in read_metrics(manifest)["files"]}
     config_bytes, weights = (
-        _read_listed(folder / name, hashes.get(name), manifest) for name in (CONFIG, WEIGHTS)
+        read_listed(folder / name, hashes.get(name), manifest) for name in (CONFIG, WEIGHTS)
     )
     try:
         config = json.loads(config_bytes)
@@ -120,48 +114,12 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
     return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
 
 
-def write_curve(path: Path, points: list[tuple[int, float]], column: str = "loss") -> None:
-    """Write a curve as a ``step,<column>`` CSV (a DVC plots file): the loss by default.
-
-    Values are written with ``repr``: the shortest text that reads back as the same float,
-    so two curves compare bit for bit through the file.
-    """
-    text = io.StringIO(newline="")
-    writer = csv.writer(text)
-    writer.writerow(["step", column])
-    writer.writerows((step, repr(value)) for step, value in points)
-    write_atomically(Path(path), text.getvalue().encode("utf-8"))
-
-
-def read_curve(path: Path, column: str = "loss") -> list[tuple[int, float]]:
-    """Read a curve written by :func:`write_curve`."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        return [(int(row["step"]), float(row[column])) for row in csv.DictReader(handle)]
-
-
-def final_loss(points: list[tuple[int, float]], fraction: float = 0.05) -> tuple[float, int]:
-    """The mean loss of the last ``fraction`` of steps (at least one), and how many.
-
-    One batch's loss is noisy; the last 5 % of the run (150 of P0's 3000 steps) is a
-    stable figure of where training ended.
-    """
-    if not points:
-        return math.nan, 0
-    window = max(1, round(len(points) * fraction))
-    tail = [loss for _, loss in points[-window:]]
-    return sum(tail) / window, window
-
-
-def step_file(step: int) -> str:
-    """The name of step ``step``'s kept weights: ``step-000004.pt``."""
-    return f"step-{step:06d}.pt"
-
-
-def _sha256(data: bytes) -> str:
+def sha256_of(data: bytes) -> str:
+    """The SHA-256 of ``data`` as hex, as a manifest lists it."""
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
+def read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
     """The bytes of ``path``, once their SHA-256 is the one ``manifest`` lists for it.
 
     Raises:
@@ -173,60 +131,8 @@ def _read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
         data = path.read_bytes()
     except OSError:
         raise AttnlabError(f"{path}: missing (listed in {manifest})") from None
-    if _sha256(data) != sha256:
+    if sha256_of(data) != sha256:
         raise AttnlabError(
             f"{path}: its SHA-256 differs from the one in {manifest}; retrain the run to restore it"
         )
     return data
-
-
-def keep_along(written: Path, model_folder: Path, steps: Sequence[int]) -> None:
-    """Copy the files :class:`AlongTraining` wrote into ``model_folder/along`` with a manifest.
-
-    Raises:
-        AttnlabError: a step's file is missing from ``written`` (naming it).
-    """
-    entries = []
-    for step in steps:
-        source = Path(written) / step_file(step)
-        try:
-            data = source.read_bytes()
-        except OSError as err:
-            raise AttnlabError(
-                f"{source}: the weights of step {step} were not kept ({err})"
-            ) from None
-        write_atomically(Path(model_folder) / ALONG / step_file(step), data)
-        entries.append({"step": step, "file": step_file(step), "sha256": _sha256(data)})
-    write_metrics(Path(model_folder) / ALONG / MANIFEST, {"steps": entries})
-
-
-@dataclass(frozen=True)
-class AlongWeights:
-    """One kept step: its global step and its ``state_dict``."""
-
-    step: int
-    state: dict[str, torch.Tensor]
-
-
-def read_along(model_folder: Path, map_location: str | torch.device = "cpu") -> list[AlongWeights]:
-    """Every kept step of a trained run, in step order, each file checked against the manifest.
-
-    Every file is hashed before any is loaded, so a mismatch is refused before a
-    measurement starts.
-
-    Raises:
-        AttnlabError: the manifest or a file it lists is missing, or a file's SHA-256
-            differs from the manifest's (the message names the file).
-    """
-    folder = Path(model_folder) / ALONG
-    manifest = folder / MANIFEST
-    payloads = [
-        (int(entry["step"]), _read_listed(folder / entry["file"], entry["sha256"], manifest))
-        for entry in read_metrics(manifest)["steps"]
-    ]
-    return [
-        AlongWeights(
-            step, torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
-        )
-        for step, data in payloads
-    ]

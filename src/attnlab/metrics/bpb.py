@@ -2,7 +2,7 @@
 
 P0's perplexity is per token, and a token of a larger BPE vocabulary covers more text; the
 mean NLL per byte of the scored text compares any two tokenizers. The evaluate stage and
-:class:`~attnlab.evaluation.WholeSplitScore` (the W&B summary) both count it this way.
+:class:`~attnlab.metrics.WholeSplitScore` (the W&B summary) both count it this way.
 """
 
 import math
@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from attnlab.data.bpe import load_tokenizer
-from attnlab.evaluation.perplexity import Perplexity
+from attnlab.metrics.perplexity import Perplexity
 
 
 def bits_per_byte(score: Perplexity, scored_bytes: int) -> float:

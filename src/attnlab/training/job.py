@@ -32,7 +32,7 @@ from attnlab.config.variants import Variant
 from attnlab.paths import seed_label
 
 if TYPE_CHECKING:  # the curve's module loads Lightning's callbacks
-    from attnlab.evaluation.curve import ValidationCurve
+    from attnlab.metrics.validation_curve import ValidationCurve
 
 RUN_ROOT_ENV = "ATTNLAB_RUN_ROOT"
 DEFAULT_RUN_ROOT = Path("~/.cache/attnlab")
@@ -146,7 +146,7 @@ def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None
     ``trainer`` knob), the ``val/ppl`` curve's definition when one is drawn (its windows'
     bytes, which the root ``seed``, the validation split and ``evaluate.curve.windows``
     make; its cadence; its batch size) with the code that scores it, the train split's
-    bytes, the library code that trains (models, training, token reading) and the torch
+    bytes, the library code that trains (:data:`attnlab.result_code.WEIGHTS`) and the torch
     and Lightning versions. Not ``runtime`` (checkpoint and logging intervals, W&B): it
     changes nothing a run records.
 

@@ -10,9 +10,9 @@ During the fit :class:`AlongTraining` writes ``step-NNNNNN.pt`` into the run's r
 folder (outside the project: DVC deletes a stage's outputs before it reruns one, and a
 killed run must keep what it wrote). A resumed run trains bit for bit as an uninterrupted
 one (:mod:`attnlab.training.checkpoints`), so a step it trains again is written again with
-the same bytes. Once the fit ends, :func:`attnlab.training.artifacts.keep_along` copies
+the same bytes. Once the fit ends, :func:`attnlab.runs.along_weights.keep_along` copies
 the files into the model folder (``along/``) with ``manifest.json``: each file's step and
-SHA-256, which :func:`~attnlab.training.artifacts.read_along` checks before anything is
+SHA-256, which :func:`~attnlab.runs.along_weights.read_along` checks before anything is
 measured on a file.
 """
 
@@ -26,8 +26,9 @@ import lightning.pytorch as pl
 
 from attnlab.config.variants import BudgetParams
 from attnlab.files import write_atomically
-from attnlab.training.artifacts import step_file, weights_bytes
-from attnlab.training.runs import TrainJob
+from attnlab.runs.along_weights import step_file
+from attnlab.runs.model_folder import weights_bytes
+from attnlab.training.job import TrainJob
 
 
 def along_steps(job: TrainJob) -> tuple[int, ...]:

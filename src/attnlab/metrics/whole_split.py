@@ -1,6 +1,6 @@
 """The whole-split score of a finished training run: what W&B's run summary holds.
 
-The validation curve (:class:`~attnlab.evaluation.ValidationCurve`) scores a fixed
+The validation curve (:class:`~attnlab.metrics.ValidationCurve`) scores a fixed
 sample of 64 windows, cheap enough to draw during training; W&B logs it as
 ``val/ppl_sample``. The number every claim of docs/catalogue.md uses is P0's ``val/ppl`` on
 the whole validation split, and beside it the bits per byte (``val/bpb``), which does not
@@ -16,8 +16,8 @@ from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from torch import Tensor
 
-from attnlab.evaluation.bpb import bits_per_byte, scored_bytes
-from attnlab.evaluation.perplexity import perplexity
+from attnlab.metrics.bpb import bits_per_byte, scored_bytes
+from attnlab.metrics.perplexity import perplexity
 
 log = logging.getLogger(__name__)
 PPL = "val/ppl"

@@ -2,7 +2,7 @@
 
 P0: perplexity = exp(mean next-token NLL) over the whole split, cut into non-overlapping
 windows of the evaluation length, every token scored exactly once (see
-:mod:`attnlab.evaluation.windows` for the cut, the first token and the tail). E13 runs the
+:mod:`attnlab.metrics.windows` for the cut, the first token and the tail). E13 runs the
 same protocol at several lengths on one model (:func:`perplexity_by_length`).
 """
 
@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnlab.evaluation.windows import cut_windows
+from attnlab.metrics.windows import cut_windows
 
 _MAX_EXP = math.log(sys.float_info.max)  # 709.78: the largest x whose exp is a float
 
