@@ -9,8 +9,9 @@ import re
 
 import pytest
 
-from attnlab.report import CLAIMS, FAILS, HOLDS, NOT_RUN, Results, judge
+from attnlab.report import Results
 from attnlab.report.sections import STORY
+from attnlab.verdicts import CLAIMS, FAILS, HOLDS, NOT_RUN, judge
 
 CLAIM = {claim.id: claim for claim in CLAIMS}
 SEEDS = (1, 2)

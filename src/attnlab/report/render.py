@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from importlib.resources import files
 
-from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STATUSES, Verdict
 from attnlab.report.content import Section, Table
+from attnlab.report.verdict_text import basis, deciding_runs
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STATUSES, Verdict
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
 BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive", NOT_RUN: "notrun"}
@@ -39,37 +40,11 @@ BASIS_NOTE = (
 )
 
 
-def basis(verdict: Verdict) -> str:
-    """What a verdict rests on: ``n = 3, 95 % CI [0.95, 0.99]``, ``exact``, or nothing."""
-    if verdict.status == NOT_RUN:
-        return ""
-    if verdict.n is None:
-        return "exact"
-    if verdict.interval.startswith("["):  # a t-interval; otherwise a p-value says itself
-        return f"n = {verdict.n}, 95 % CI {verdict.interval}"
-    if verdict.interval and verdict.interval != "n = 1":
-        return f"n = {verdict.n}, {verdict.interval}"
-    return f"n = {verdict.n}"
-
-
 def _badge(verdict: Verdict) -> str:
     shown = basis(verdict)
     extra = f' <span class="n">{escape(shown)}</span>' if shown else ""
     test = f' title="{escape(verdict.claim.rule.test)}"' if shown else ""
     return f'<span class="badge {BADGE[verdict.status]}"{test}>{verdict.status}{extra}</span>'
-
-
-def deciding_runs(verdict: Verdict) -> str:
-    """For an inconclusive claim, the runs that would decide it: more seeds of which variants."""
-    variants = ", ".join(verdict.variants) or "its inputs"
-    if verdict.n == 1:
-        return f"n = 1: at least one more seed of {variants} (an interval needs two)"
-    needed = (
-        f"about {verdict.seeds_needed} in all at this spread"
-        if verdict.seeds_needed
-        else "no estimate of how many from this spread"
-    )
-    return f"n = {verdict.n}, interval {verdict.interval}: more seeds of {variants} ({needed})"
 
 
 def _inconclusive(verdicts: list[Verdict]) -> list[Verdict]:
@@ -207,7 +182,7 @@ def render_html(
     its claims. ``stale``: the runs left out, one line each, shown before the claims.
     """
     robustness = robustness or {}
-    css = files("attnlab.report").joinpath("report.css").read_text(encoding="utf-8")
+    css = files("attnlab.report").joinpath("templates/report.css").read_text(encoding="utf-8")
     by_section = {s.id: [v for v in verdicts if v.claim.experiment == s.id] for s in sections}
     toc = "".join(
         f'<li><a href="#{s.id}">{escape(s.id)}: {escape(s.title)}</a>'

@@ -1,25 +1,30 @@
 """The report's section of the Optuna sweeps (the Sweeps of docs/catalogue.md).
 
 Per study: the answer about its reference trials and against the catalogue's choice
-(:mod:`attnlab.report.sweep_answers`),
-the verdict of its best-trial check (:mod:`attnlab.report.sweep_check`),
+(:mod:`attnlab.verdicts.sweep_answers`),
+the verdict of its best-trial check (:mod:`attnlab.verdicts.sweep_check`),
 what it cost, the best trial, every trial with its W&B run, and the figures the sweep stage
 drew (Optuna's importances and parallel coordinates first). The catalogue's choice comes
 from the report's params (``sweeps``: the study's variant, that variant's own value of
-every searched axis and the study's reference trials; ``wandb``: where the runs are, for
-the links).
+every searched axis and the study's reference trials; ``variants``: each variant's recipe,
+for E11's warmup; ``wandb``: where the runs are, for the links).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from attnlab.report import figures
 from attnlab.report.content import Cell, Image, Section, Table, cell, params_line
-from attnlab.report.results import Results, Sweep
-from attnlab.report.sweep_answers import Choice, answer
-from attnlab.report.sweep_check import check_table, check_verdict
-from attnlab.report.sweep_trials import Trial, cost, read_trials
+from attnlab.report.inputs import Results, Sweep
+from attnlab.report.verdict_text import status_cell
+from attnlab.verdicts import Verdict
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.sweep_answers import Choice, answer
+from attnlab.verdicts.sweep_check import check_verdict
+from attnlab.verdicts.sweep_thresholds import rescue_warmup
+from attnlab.verdicts.sweep_trials import Trial, read_trials
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
@@ -71,6 +76,7 @@ def sweeps(results: Results, section: Section) -> None:
         ("studies", ", ".join(results.sweeps) or "not run"),
     ]
     wandb = results.params.get("wandb") or {}
+    warmup = rescue_warmup(results.params.get("variants") or {})
     for study, sweep in results.sweeps.items():
         recorded = sweep.best.get("protocol")
         if isinstance(recorded, dict):
@@ -79,7 +85,7 @@ def sweeps(results: Results, section: Section) -> None:
         trials = read_trials(sweep.trials)
         choice = choice_of(results, study, sweep)
         references = ((results.params.get("sweeps") or {}).get(study) or {}).get("references")
-        found = answer(trials, choice, references or ())
+        found = answer(trials, choice, references or (), warmup)
         section.tables.append(
             Table(
                 f"{study}: the answer against the catalogue's choice",
@@ -99,6 +105,41 @@ def sweeps(results: Results, section: Section) -> None:
         # Optuna's slice figure is the same objective-per-parameter view: drawn once.
         if not any(path.stem == "slice" for path in sweep.figures):
             section.figures += _scatters(study, [t for t in trials if t.is_result])
+
+
+def check_table(study: str, verdict: Verdict) -> Table:
+    """The verdict of the study's best-trial check, beside the study's answer."""
+    claim = verdict.claim
+    return Table(
+        f"{study}: the best trial checked under every seed",
+        ("the claim", "test (threshold)", "verdict", "the numbers that decided it"),
+        ((claim.text, claim.rule.test, status_cell(verdict), verdict.evidence),),
+        f"{claim.reading}. The best trial's configuration is trained by "
+        f"sweep-check@{study}-<seed> at the variant's full length, under the seeds of params "
+        "seeds, and compared seed by seed with the variant's own runs.",
+    )
+
+
+def cost(best: Mapping[str, Any]) -> str:
+    """The study's cost in words, from ``best.json``: trials by state and the seconds spent."""
+    counts = best.get("trials")
+    if not isinstance(counts, dict):
+        return "not recorded"
+    ran = sum(counts.get(s, 0) for s in ("COMPLETE", "PRUNED", "FAIL"))
+    text = (
+        f"{ran} trials run of {counts.get('target', '?')} asked for: "
+        f"{counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
+        f"{counts.get('FAIL', 0)} failed"
+    )
+    spent = best.get("cost")
+    if not isinstance(spent, dict):
+        return text + "; time not recorded"
+    workers = (best.get("protocol") or {}).get("workers")
+    by = f" by {workers} worker(s)" if workers else ""
+    return (
+        f"{text}; {fmt(spent.get('trial_s', 0.0))} s of training summed over trials, "
+        f"{fmt(spent.get('wall_s', 0.0))} s wall from the first start to the last end{by}"
+    )
 
 
 def _trials_table(
