@@ -5,7 +5,8 @@ from report_fabricate import PARAMS, ROOT
 
 from attnlab.config import catalogue_choice, load_params
 from attnlab.report.sweep_section import cost
-from attnlab.verdicts.sweep_answers import Choice, answer
+from attnlab.verdicts.sweep_answers import answer
+from attnlab.verdicts.sweep_choice import Choice
 from attnlab.verdicts.sweep_thresholds import rescue_warmup
 from attnlab.verdicts.sweep_trials import Trial, read_trials
 

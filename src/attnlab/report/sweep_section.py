@@ -21,8 +21,9 @@ from attnlab.report.inputs import Results, Sweep
 from attnlab.report.verdict_text import status_cell
 from attnlab.verdicts import Verdict
 from attnlab.verdicts.number_format import fmt
-from attnlab.verdicts.sweep_answers import Choice, answer
+from attnlab.verdicts.sweep_answers import answer
 from attnlab.verdicts.sweep_check import check_verdict
+from attnlab.verdicts.sweep_choice import Choice, measured_choice
 from attnlab.verdicts.sweep_thresholds import rescue_warmup
 from attnlab.verdicts.sweep_trials import Trial, read_trials
 
@@ -49,23 +50,17 @@ def run_url(run_id: str, wandb: dict[str, Any]) -> str:
 
 
 def choice_of(results: Results, study: str, sweep: Sweep) -> Choice:
-    """The catalogue's choice for ``study``, with its val/ppl where the protocols match.
+    """The catalogue's choice for ``study`` as the params give it, with its own val/ppl.
 
-    A seed of the variant's own runs stands in for the choice only when it trained for
-    exactly the study's steps per trial (its ``train.json`` ``steps``): then a trial with
-    the choice's values would be that run. A record made at another budget does not.
+    Its variant and values are the report's params (``sweeps``); the steps per trial its
+    runs must have trained for, the study's recorded protocol.
     """
     given = (results.params.get("sweeps") or {}).get(study) or {}
     recorded = sweep.best.get("protocol") or {}
     variant = given.get("variant") or recorded.get("variant") or "its variant"
-    steps = results.per_seed(f"{variant}/train", "steps")
-    seeds = {
-        seed: value
-        for seed, value in results.per_seed(f"{variant}/eval", "val/ppl").items()
-        if steps.get(seed) == recorded.get("steps_per_trial")
-    }
-    measured = sum(seeds.values()) / len(seeds) if seeds else None
-    return Choice(variant, dict(given.get("choice") or {}), measured, len(seeds))
+    return measured_choice(
+        results, variant, given.get("choice") or {}, recorded.get("steps_per_trial")
+    )
 
 
 def sweeps(results: Results, section: Section) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.sweep_choice import Choice
 from attnlab.verdicts.sweep_thresholds import MATCHES
 from attnlab.verdicts.sweep_trials import PRUNED, Trial
 
@@ -41,24 +42,6 @@ NOT_RUN = "not run"
 def _percent(ratio: float) -> str:
     """A ratio's distance above 1 in percent, as the rules print it (1.05: "5")."""
     return fmt(100 * (ratio - 1))
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The catalogue's choice for a study.
-
-    Attributes:
-        variant: The study's variant (``dk-128-scaled``).
-        values: That variant's own value of every searched axis (``d_head: 128``).
-        measured: The variant's val/ppl trained under the study's protocol (the mean over
-            its seeds), or ``None`` where it was not measured at the study's budget.
-        seeds: How many seeds ``measured`` is the mean of.
-    """
-
-    variant: str
-    values: Mapping[str, Any]
-    measured: float | None = None
-    seeds: int = 0
 
 
 @dataclass(frozen=True)
