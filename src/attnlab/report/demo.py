@@ -1,22 +1,22 @@
 """The browser demo page (docs/catalogue.md, "The browser demo"), with the real maps filled in.
 
-The page itself is plain HTML and JavaScript (``templates/demo.html``): no build step, no
-network. Rendering only embeds the trained Winograd models' attention maps as a JSON
-island, so the page shows them offline; with none, it says the stage has not run.
+The page itself is plain HTML and JavaScript (the template ``templates/demo.html``): no
+build step, no network. Rendering only embeds the trained Winograd models' attention maps
+as a JSON island, so the page shows them offline; with none, it says the stage has not run.
 """
 
 from __future__ import annotations
 
 import json
-from importlib.resources import files
 from typing import Any
+
+from markupsafe import Markup
 
 from attnlab.catalogue import experiments
 from attnlab.report.inputs import Results
+from attnlab.report.render import PAGE
 from attnlab.report.winograd_section import source
 from attnlab.verdicts.winograd_maps import CROSSER, read_maps
-
-PLACEHOLDER = '"__WINOGRAD_MAPS__"'
 
 
 def demo_payload(results: Results) -> dict[str, Any]:
@@ -41,10 +41,8 @@ def demo_payload(results: Results) -> dict[str, Any]:
 
 def render_demo(maps: dict[str, Any]) -> str:
     """The demo page with ``maps`` (model -> adjective -> tokens and block rows) embedded."""
-    template = files("attnlab.report").joinpath("templates/demo.html").read_text(encoding="utf-8")
-    if PLACEHOLDER not in template:
-        raise ValueError("demo.html has lost its Winograd placeholder")
-    # "<" escaped so no "</script>" inside the data can end the JSON island early.
+    # "<" escaped so no "</script>" inside the data can end the JSON island early: the
+    # island is script data, not HTML, so the JSON goes in as it is (Markup), unescaped.
     # Key order is kept (crosser adjectives first): the page lists them in that order.
     payload = json.dumps(maps, separators=(",", ":")).replace("<", "\\u003c")
-    return template.replace(PLACEHOLDER, payload)
+    return PAGE.get_template("demo.html").render(maps=Markup(payload))
