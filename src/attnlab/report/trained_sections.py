@@ -73,8 +73,8 @@ def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
         return []
     fig = figures.curves(train, val, title)
     caption = (
-        "Train loss per step as bucket means (at most 300 points per line), the mean "
-        "over seeds with the seeds' min-max band (n seeds in the legend)"
+        f"Train loss per step as bucket means (at most {figures.MAX_POINTS} points per "
+        "line), the mean over seeds with the seeds' min-max band (n seeds in the legend)"
     )
     if val:
         caption += "; val/ppl on the fixed validation subset scored during training"
