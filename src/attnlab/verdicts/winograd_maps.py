@@ -13,6 +13,9 @@ from typing import Any
 
 from attnlab.verdicts.rules import Measurements
 
+# winograd.yaml's adjectives by role (params winograd.adjectives). E17's rules are built
+# with the catalogue, before any params are read, so the roles are named here as well; a
+# test checks that the two agree.
 CROSSER = ("tired", "scared", "slow", "weak")  # "it" is the one who did not cross
 CROSSED = ("wet", "wide", "busy", "steep")  # "it" is the thing not crossed
 
