@@ -163,7 +163,7 @@ class Experiment(Model):
         title: The report section's title.
         question: The story's question, as the report asks it.
         doc: Where docs/catalogue.md describes its protocol (``path#anchor``).
-        code: The modules that build, measure and report it.
+        code: The modules that build, measure, decide and lay it out.
         rows: The trained rows it compares, in the story's order.
         measure: What the evaluate stage adds for its rows beyond P0's perplexity.
         along: Those of ``measure`` also taken at the log-spaced steps whose weights the
@@ -174,7 +174,8 @@ class Experiment(Model):
         figures: The figures its stages draw (paths in the repository).
         claims: Its claims, in order.
         protocols: Alternative protocols over choices the story leaves open, by name;
-            the report decides every claim under each beside the main verdict.
+            every claim is decided under each (:mod:`attnlab.verdicts.robustness`) and
+            shown beside the main verdict.
     """
 
     title: str

@@ -1,6 +1,6 @@
 """What a study found against the catalogue's choice (the Sweeps of docs/catalogue.md).
 
-Pure: it takes a study's trials (:class:`attnlab.report.sweep_trials.Trial`, the rows of
+Pure: it takes a study's trials (:class:`attnlab.verdicts.sweep_trials.Trial`, the rows of
 ``trials.csv``), the catalogue's choice (the study's variant's own value of every searched
 axis, and that variant's val/ppl where it was measured under the study's protocol) and the
 study's reference trials (params ``sweeps.studies.<study>.references``: the story's own
@@ -8,18 +8,20 @@ choices, run first as fixed trials), and returns the answer as sentences plus th
 behind them. Only COMPLETE trials with a finite value are results: a pruned trial's value is
 a curve point part-way through training and a failed one has none.
 
-The rules are fixed here, before any full-length study ran:
+The rules are fixed here, before any full-length study ran; their one margin is the
+catalogue's for "about the same perplexity", E11.2's "matches" (a val/ppl at most
+:data:`~attnlab.verdicts.sweep_thresholds.MATCHES` times another's):
 
 - **near the best** (the ``dk`` question, asked of the choice and of every reference): its
-  val/ppl at most :data:`NEAR` (5 %) above the best completed trial's, the catalogue's
-  margin for "matches" (E11.2); a pruned reference is not near the best (the pruner
-  stopped it for being worse than the median of the trials before it);
-- **rescued** (the ``warmup`` question): a post-norm trial with at least
-  :data:`RESCUE_WARMUP` warmup steps (E11's warmup) at most :data:`MATCHES` (5 %, E11.2's
-  "matches") above the best pre-norm trial; asked of the best such trial and of every such
-  reference (a pruned one is not rescued);
+  val/ppl within that margin of the best completed trial's; a pruned reference is not
+  near the best (the pruner stopped it for being worse than the median of the trials
+  before it);
+- **rescued** (the ``warmup`` question): a post-norm trial with at least E11's warmup steps
+  (:func:`~attnlab.verdicts.sweep_thresholds.rescue_warmup`) within that margin of the best
+  pre-norm trial; asked of the best such trial and of every such reference (a pruned one
+  is not rescued);
 - **the preferred warmup** of a norm: the warmup of that norm's best trial, and the shortest
-  warmup among its trials within :data:`MATCHES` of that best (as good, with less warmup).
+  warmup among its trials within that margin of that best (as good, with less warmup).
 """
 
 from __future__ import annotations
@@ -29,35 +31,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnlab.report.rules import fmt
-from attnlab.report.sweep_trials import PRUNED, Trial
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.sweep_choice import Choice
+from attnlab.verdicts.sweep_thresholds import MATCHES
+from attnlab.verdicts.sweep_trials import PRUNED, Trial
 
-# "Near the best": the catalogue's one margin for "about the same perplexity" (E11.2's
-# "matches", within 5 %). Fixed before any full-length study ran, not tuned to its result.
-NEAR = 0.05
-# E11.2's "matches": within 5 % (docs/catalogue.md, E11).
-MATCHES = 0.05
-# E11's warmup (variants norm-pre-warmup and norm-post-warmup): the story's rescue is 200 steps.
-RESCUE_WARMUP = 200
 NOT_RUN = "not run"
 
 
-@dataclass(frozen=True)
-class Choice:
-    """The catalogue's choice for a study.
-
-    Attributes:
-        variant: The study's variant (``dk-128-scaled``).
-        values: That variant's own value of every searched axis (``d_head: 128``).
-        measured: The variant's val/ppl trained under the study's protocol (the mean over
-            its seeds), or ``None`` where it was not measured at the study's budget.
-        seeds: How many seeds ``measured`` is the mean of.
-    """
-
-    variant: str
-    values: Mapping[str, Any]
-    measured: float | None = None
-    seeds: int = 0
+def _percent(ratio: float) -> str:
+    """A ratio's distance above 1 in percent, as the rules print it (1.05: "5")."""
+    return fmt(100 * (ratio - 1))
 
 
 @dataclass(frozen=True)
@@ -158,11 +142,11 @@ def _dk(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], 
         near = None
         sentences.append("Whether the catalogue's choice is near the best: not measured.")
     else:
-        near = value <= (best.value or 0.0) * (1 + NEAR)
+        near = value <= (best.value or 0.0) * MATCHES
         verdict = "is near" if near else "is not near"
         sentences.append(
             f"The catalogue's choice ({_values(choice.values)}) {verdict} the best (rule: at "
-            f"most {fmt(100 * NEAR)} % above the best completed trial's val/ppl)."
+            f"most {_percent(MATCHES)} % above the best completed trial's val/ppl)."
         )
     numbers["choice/near_best"] = near
     return sentences, numbers
@@ -174,11 +158,11 @@ def _warmup_of(trial: Trial) -> int:
 
 def _preferred(best: Trial, trials: Sequence[Trial]) -> tuple[int, int]:
     """``best``'s warmup, and the shortest warmup among ``trials`` within MATCHES of it."""
-    close = [t for t in trials if (t.value or math.inf) <= (best.value or 0.0) * (1 + MATCHES)]
+    close = [t for t in trials if (t.value or math.inf) <= (best.value or 0.0) * MATCHES]
     return _warmup_of(best), min(_warmup_of(t) for t in close)
 
 
-def _warmup(done: Sequence[Trial]) -> tuple[list[str], dict]:
+def _warmup(done: Sequence[Trial], rescue_warmup: int) -> tuple[list[str], dict]:
     by_norm = {n: [t for t in done if t.params.get("norm") == n] for n in ("pre", "post")}
     sentences, numbers = [], {}
     for norm, trials in by_norm.items():
@@ -193,25 +177,25 @@ def _warmup(done: Sequence[Trial]) -> tuple[list[str], dict]:
         numbers[f"{norm}/shortest_close_warmup"] = shortest
         sentences.append(
             f"Best {norm}-norm trial: {_trial(best)}; the study prefers {at} warmup steps "
-            f"for {norm}-norm (the shortest within {fmt(100 * MATCHES)} % of that best: "
+            f"for {norm}-norm (the shortest within {_percent(MATCHES)} % of that best: "
             f"{shortest})."
         )
     pre = _best(by_norm["pre"])
-    warmed = _best([t for t in by_norm["post"] if _warmup_of(t) >= RESCUE_WARMUP])
+    warmed = _best([t for t in by_norm["post"] if _warmup_of(t) >= rescue_warmup])
     rule = (
-        f"(rule: the best post-norm trial with at least {RESCUE_WARMUP} warmup steps at most "
-        f"{fmt(100 * MATCHES)} % above pre-norm's best, E11.2's 'matches')"
+        f"(rule: the best post-norm trial with at least {rescue_warmup} warmup steps at most "
+        f"{_percent(MATCHES)} % above pre-norm's best, E11.2's 'matches')"
     )
     if pre is None or warmed is None:
-        missing = "pre-norm" if pre is None else f"post-norm with warmup >= {RESCUE_WARMUP}"
+        missing = "pre-norm" if pre is None else f"post-norm with warmup >= {rescue_warmup}"
         numbers["rescued"] = None
         sentences.append(f"Whether warmup rescues post-norm: no completed {missing} trial {rule}.")
         return sentences, numbers
     ratio = (warmed.value or 0.0) / (pre.value or 1.0)
-    numbers.update({"rescued": ratio <= 1 + MATCHES, "rescued/ratio": ratio})
-    verdict = "reaches" if ratio <= 1 + MATCHES else "does not reach"
+    numbers.update({"rescued": ratio <= MATCHES, "rescued/ratio": ratio})
+    verdict = "reaches" if ratio <= MATCHES else "does not reach"
     sentences.append(
-        f"With at least {RESCUE_WARMUP} warmup steps post-norm {verdict} pre-norm's best: "
+        f"With at least {rescue_warmup} warmup steps post-norm {verdict} pre-norm's best: "
         f"{_trial(warmed)} is {ratio:.3f} times it {rule}."
     )
     return sentences, numbers
@@ -260,7 +244,7 @@ def _references(
         else:
             value = trial.value or 0.0
             rank, over, where = _standing(done, best, value)
-            near = over <= NEAR
+            near = value <= (best.value or 0.0) * MATCHES
             sentences.append(
                 f"{named}: trial {trial.number}, val/ppl {fmt(value)}, rank {rank} of "
                 f"{len(done)} completed trials, {where}: {'near' if near else 'not near'} the best."
@@ -271,13 +255,16 @@ def _references(
 
 
 def _rescues(
-    trials: Sequence[Trial], done: Sequence[Trial], references: Sequence[Mapping]
+    trials: Sequence[Trial],
+    done: Sequence[Trial],
+    references: Sequence[Mapping],
+    rescue_warmup: int,
 ) -> tuple[list[str], dict]:
     """Whether each post-norm reference with E11's warmup or more matches pre-norm's best."""
     pre = _best([t for t in done if t.params.get("norm") == "pre"])
     sentences, numbers = [], {}
     for index, values in enumerate(references):
-        if values.get("norm") != "post" or int(values.get("warmup_steps", 0)) < RESCUE_WARMUP:
+        if values.get("norm") != "post" or int(values.get("warmup_steps", 0)) < rescue_warmup:
             continue
         asked = (
             f"Do {values['warmup_steps']} warmup steps rescue post-norm? "
@@ -295,7 +282,7 @@ def _rescues(
             )
         else:
             ratio = (trial.value or 0.0) / (pre.value or 1.0)
-            rescued = ratio <= 1 + MATCHES
+            rescued = ratio <= MATCHES
             numbers[f"reference[{index}]/rescued/ratio"] = ratio
             sentences.append(
                 f"{asked}: trial {trial.number}, val/ppl {fmt(trial.value or 0.0)}, is "
@@ -307,7 +294,10 @@ def _rescues(
 
 
 def answer(
-    trials: Sequence[Trial], choice: Choice, references: Sequence[Mapping[str, Any]] = ()
+    trials: Sequence[Trial],
+    choice: Choice,
+    references: Sequence[Mapping[str, Any]] = (),
+    rescue_warmup: int | None = None,
 ) -> Answer:
     """What the study's completed trials say about its ``references`` and the ``choice``.
 
@@ -315,9 +305,13 @@ def answer(
     is near the best (a pruned one is not; one that did not run is not judged), then the
     choice's rank; a study that searches ``scale_scores`` also gets the best divided and
     undivided trials and whether the choice is near the best; one that searches ``norm``
-    and ``warmup_steps`` gets whether each post-norm reference with E11's warmup or more
-    is rescued, the best trial of each norm, its preferred warmup, and whether the best
-    post-norm trial with that warmup is rescued.
+    and ``warmup_steps`` gets whether each post-norm reference with ``rescue_warmup``
+    (E11's warmup steps) or more is rescued, the best trial of each norm, its preferred
+    warmup, and whether the best post-norm trial with that warmup is rescued.
+
+    Raises:
+        ValueError: a study that searches ``norm`` and ``warmup_steps`` without
+            ``rescue_warmup``.
     """
     done = [t for t in trials if t.is_result]
     best = _best(done)
@@ -344,18 +338,20 @@ def answer(
         numbers.update(found)
     if "scale_scores" in axes or references:
         rules.append(
-            f"'Near the best': at most {fmt(100 * NEAR)} % above the best completed trial's "
+            f"'Near the best': at most {_percent(MATCHES)} % above the best completed trial's "
             "val/ppl (the catalogue's margin for 'matches', E11.2), fixed before any "
             "full-length study ran."
         )
     if {"norm", "warmup_steps"} <= axes:
-        rescues, found = _rescues(trials, done, references)
-        more, found_too = _warmup(done)
+        if rescue_warmup is None:
+            raise ValueError("a study of norm and warmup_steps is answered at E11's warmup")
+        rescues, found = _rescues(trials, done, references, rescue_warmup)
+        more, found_too = _warmup(done, rescue_warmup)
         sentences += rescues + more
         numbers.update({**found, **found_too})
         rules.append(
-            f"'Rescued': a post-norm trial with at least {RESCUE_WARMUP} warmup steps (E11's) "
-            f"at most {fmt(100 * MATCHES)} % above pre-norm's best (E11.2's 'matches'), "
+            f"'Rescued': a post-norm trial with at least {rescue_warmup} warmup steps (E11's) "
+            f"at most {_percent(MATCHES)} % above pre-norm's best (E11.2's 'matches'), "
             "fixed before any full-length study ran; a pruned one is not."
         )
     return Answer(tuple(sentences), numbers, tuple(rules))

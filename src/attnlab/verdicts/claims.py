@@ -3,9 +3,9 @@
 The claims are data in the catalogue (:mod:`attnlab.catalogue`): each carries the story's
 own words, the rule that decides it (the measurements it needs and a threshold stated in
 numbers) and ``reading``: how the threshold reads the story's words ("about four times",
-"barely", "a wide margin"). :mod:`attnlab.report.claim_rules` builds each rule by name. No
+"barely", "a wide margin"). :mod:`attnlab.verdicts.claim_rules` builds each rule by name. No
 verdict is written by hand: :func:`judge` says *holds*, *does not hold* or *inconclusive*
-from the numbers by the rule's named test (:mod:`attnlab.report.rules`), or *not run* when
+from the numbers by the rule's named test (:mod:`attnlab.verdicts.rules`), or *not run* when
 a measurement is missing. The thresholds were fixed before any result was looked at and
 reviewed once, before any several-seed result existed (docs/catalogue.md, How a claim is
 decided); each change is written in its reading ("review:").
@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab.catalogue import experiments
-from attnlab.report.claim_rules import build_rule
-from attnlab.report.results import Results
-from attnlab.report.rules import FAILS, HOLDS, INCONCLUSIVE, Outcome, Rule
+from attnlab.verdicts.claim_rules import build_rule
+from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements, Outcome, Rule
 
 NOT_RUN = "not run"
 STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
@@ -75,7 +74,7 @@ def _catalogue() -> tuple[Claim, ...]:
 CLAIMS: tuple[Claim, ...] = _catalogue()
 
 
-def judge(claim: Claim, results: Results) -> Verdict:
+def judge(claim: Claim, results: Measurements) -> Verdict:
     """Decide ``claim`` from ``results``: *not run* unless every measurement it needs exists."""
     values = {ref: ref.get(results) for ref in claim.rule.needs}
     missing = [ref for ref, value in values.items() if value is None]
@@ -91,6 +90,6 @@ def judge(claim: Claim, results: Results) -> Verdict:
     )
 
 
-def judge_all(results: Results, claims: tuple[Claim, ...] = CLAIMS) -> list[Verdict]:
+def judge_all(results: Measurements, claims: tuple[Claim, ...] = CLAIMS) -> list[Verdict]:
     """Every claim's verdict, in the catalogue's order."""
     return [judge(claim, results) for claim in claims]

@@ -26,7 +26,7 @@ from typing import Any
 from attnlab.errors import AttnlabError
 from attnlab.paths import BEST_TRIAL, TRIALS, read_metrics
 from attnlab.report.stale import Configurations, drop_stale_runs
-from attnlab.report.stats import Seed, Summary, summarise
+from attnlab.verdicts.stats import Seed, Summary, summarise
 
 Point = tuple[float, float]
 FIGURE_SUFFIXES = (".png", ".svg")
@@ -46,9 +46,10 @@ class ReportInputs:
         sweeps: one folder per Optuna study (``best.json``, ``trials.csv``, figures).
         params: the report's own params: ``seed`` and ``budget.scale`` (the protocol
             lines a metrics file does not record itself), ``wandb`` (``entity``,
-            ``project``: the trials' links) and ``sweeps`` (per study its ``variant``,
+            ``project``: the trials' links), ``sweeps`` (per study its ``variant``,
             ``choice``, that variant's value of every searched axis, and ``references``,
-            the study's reference trials).
+            the study's reference trials) and ``variants`` (per variant its resolved
+            ``model`` and ``train``: the protocol a table quotes).
         aliases: params ``aliases``: each alias row and the variant whose runs it reads.
         variants: params ``variants``' names: the rows trained once per seed, so a file of
             theirs without a seed is a stale record, never a value for every seed.
@@ -142,9 +143,10 @@ class Results:
         found = self.summary(source, key)
         return None if found is None else found.mean
 
-    def raw(self, source: str, key: str) -> Any:
-        """The value of ``key`` in metrics file ``source`` as stored (first seed; any type)."""
-        return self.record(source).get(key)
+    def records(self) -> list[dict[str, Any]]:
+        """Every record read: each metrics file of every seed, then the tables' JSON records."""
+        runs = [record for found in self.metrics.values() for record in found.values()]
+        return runs + list(self.documents.values())
 
     def curve(self, owner: str, column: str) -> dict[Seed, list[Point]]:
         """Per seed, the curve of ``column`` in ``<owner>.csv`` or any CSV under ``<owner>/``.

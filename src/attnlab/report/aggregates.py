@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
 
 
 def aggregates(results: Results) -> dict[str, dict[str, dict[str, Any]]]:

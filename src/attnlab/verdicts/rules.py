@@ -22,16 +22,37 @@ numbers alone, in three states (docs/catalogue.md, How a claim is decided):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from attnlab.report.results import Results
-from attnlab.report.stats import Seed, binomial_cdf, paired, summarise
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.stats import Seed, binomial_cdf, paired, summarise
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
-CHANCE_ALPHA = 0.05  # a one-sided binomial p below this is "significantly" below chance
+# The rule's definition: a one-sided binomial p below this is "significantly" below chance.
+CHANCE_ALPHA = 0.05
 PerSeed = Mapping[Seed, float]
+
+
+class Measurements(Protocol):
+    """What the pipeline measured, as a rule reads it: every lookup answers per seed.
+
+    A source that was not measured answers empty. An alias row's source reads its
+    variant's runs.
+    """
+
+    def per_seed(self, source: str, key: str) -> Mapping[Seed, float]:
+        """The finite number at ``key`` of each seed of ``source`` (``*``: a prefix's mean)."""
+
+    def record(self, source: str) -> Mapping[str, Any]:
+        """Every key of ``source`` with its first seed's value."""
+
+    def records(self) -> Iterable[Mapping[str, Any]]:
+        """Every record read: each metrics file of every seed, then every other JSON record."""
+
+    def resolve(self, source: str) -> str:
+        """The source whose files ``source`` reads (an alias row's: its variant's)."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +69,11 @@ class Ref:
     label: str
     exact: bool = False
 
-    def get(self, results: Results) -> Any:
+    def get(self, results: Measurements) -> Any:
         """The measured values by seed, or ``None`` when it was not measured."""
         return results.per_seed(self.source, self.key) or None
 
-    def where(self, results: Results) -> str:
+    def where(self, results: Measurements) -> str:
         """Where the value is read from, for a "not run" line (an alias row's: its variant's)."""
         return f"{results.resolve(self.source)}.json: {self.key}"
 
@@ -87,16 +108,6 @@ class Rule:
     needs: tuple[Ref, ...]
     test: str
     decide: Callable[[Values], Outcome]
-
-
-def fmt(value: float) -> str:
-    """A number as the report prints it: four significant digits, no exponent when sane."""
-    if float(value).is_integer() and abs(value) >= 1e4:
-        return f"{int(value):,}"
-    if value == 0 or 1e-3 <= abs(value) < 1e6:
-        text = f"{value:.4g}"
-        return text if "e" not in text else f"{value:.0f}"
-    return f"{value:.3g}"
 
 
 def _bounds(lo: float | None, hi: float | None, strict: bool = False) -> str:
@@ -333,7 +344,7 @@ def below_chance(acc: Ref, sentences: Ref, chance: float = 0.5) -> Rule:
 class EachRef(Ref):
     """Every key of ``source`` that starts with ``key`` (``e05/var_over_d@``), by key."""
 
-    def get(self, results: Results) -> dict[str, dict[Seed, float]] | None:
+    def get(self, results: Measurements) -> dict[str, dict[Seed, float]] | None:
         """The matching values by key and seed, or ``None`` when there is none."""
         found = {
             k: results.per_seed(self.source, k)
@@ -343,7 +354,7 @@ class EachRef(Ref):
         numbers = {k: v for k, v in found.items() if v}
         return numbers or None
 
-    def where(self, results: Results) -> str:
+    def where(self, results: Measurements) -> str:
         """Where the values are read from."""
         return f"{results.resolve(self.source)}.json: {self.key}*"
 

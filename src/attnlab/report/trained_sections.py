@@ -4,14 +4,19 @@ Each reads ``<variant>/seed-<s>/train.json`` and ``.../eval.json`` of its rows (
 of its catalogue entry, :mod:`attnlab.catalogue`, with their labels) and the rows'
 curves, and lays them out as the story's table with its figures: every value as its mean
 over seeds with the 95 % interval, every bar with its seeds, every curve as the seeds'
-mean and band. A row that was not trained shows ``not run``.
+mean and band. A row that was not trained shows ``not run``. A table that states its rows'
+protocol (E11's depth and steps, E13's context) reads it from their recipes (the report's
+params ``variants``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from attnlab.catalogue import Row, experiment
 from attnlab.report import figures
-from attnlab.report.along import along_section
+from attnlab.report.along_section import along_section
 from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
@@ -21,8 +26,8 @@ from attnlab.report.content import (
     spread_cell,
     table_if_any,
 )
-from attnlab.report.protocol import measured, protocol
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
+from attnlab.report.protocol_lines import measured, protocol
 
 
 def _divided(row: Row) -> str:
@@ -37,6 +42,25 @@ def _pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
     return [(row, undivided[row.protocol, row.d_k]) for row in divided]
 
 
+def _recipes(results: Results, rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """The resolved recipe (``model``, ``train``) of each of ``rows`` the params give."""
+    given = results.params.get("variants") or {}
+    return [given[row.variant] for row in rows if row.variant in given]
+
+
+def _shared(
+    recipes: list[dict[str, Any]], part: str, key: str, show: Callable[[Any], str] = str
+) -> str:
+    """The rows' value of ``part.key``, or their values in row order, joined by "or"."""
+    return " or ".join(dict.fromkeys(show(recipe[part][key]) for recipe in recipes))
+
+
+def _exponent(value: float) -> str:
+    """A learning rate as the story writes it: 3e-3, not 0.003."""
+    mantissa, exponent = f"{value:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
 def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
     """Train loss and val/ppl against step for ``rows`` (curve owner -> label), if any."""
     found = {
@@ -49,8 +73,8 @@ def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
         return []
     fig = figures.curves(train, val, title)
     caption = (
-        "Train loss per step as bucket means (at most 300 points per line), the mean "
-        "over seeds with the seeds' min-max band (n seeds in the legend)"
+        f"Train loss per step as bucket means (at most {figures.MAX_POINTS} points per "
+        "line), the mean over seeds with the seeds' min-max band (n seeds in the legend)"
     )
     if val:
         caption += "; val/ppl on the fixed validation subset scored during training"
@@ -227,8 +251,15 @@ def norms(results: Results, section: Section) -> None:
         )
         for r in norm_rows
     ]
+    recipes = _recipes(results, norm_rows)
+    title = (
+        f"{_shared(recipes, 'model', 'n_layer')} blocks, {_shared(recipes, 'train', 'steps')} "
+        f"steps at lr {_shared(recipes, 'train', 'lr', _exponent)}"
+        if recipes
+        else section.title
+    )
     section.tables += table_if_any(
-        "12 blocks, 1000 steps at lr 3e-3",
+        title,
         ("variant", "val ppl", "train loss", "grad norm last / first block (init)"),
         rows,
         SPREAD_NOTE,
@@ -275,14 +306,15 @@ def positions(results: Results, section: Section) -> None:
             if k.startswith("val/ppl@")
         }
     )
-    lengths = lengths or [64, 128, 256]
     table = {
         r.label: [results.summary(f"{r.variant}/eval", f"val/ppl@{n}") for n in lengths]
         for r in position_rows
     }
     rows = [(label, *(spread_cell(v) for v in values)) for label, values in table.items()]
+    recipes = _recipes(results, position_rows)
+    context = _shared(recipes, "model", "block_size")
     section.tables += table_if_any(
-        "Trained on 64 tokens, evaluated longer",
+        f"Trained on {context} tokens, evaluated longer" if recipes else section.title,
         ("position", *(f"val ppl @{n}" for n in lengths)),
         rows,
         SPREAD_NOTE,

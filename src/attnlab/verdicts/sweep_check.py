@@ -12,13 +12,11 @@ the CPU), *inconclusive* otherwise, and *not run* while either side is missing.
 
 from __future__ import annotations
 
-from attnlab.report.claims import Claim, Verdict, judge
-from attnlab.report.content import Table
-from attnlab.report.render import basis
-from attnlab.report.results import Results
-from attnlab.report.rules import Ref, ratio_in
+from attnlab.verdicts.claims import Claim, Verdict, judge
+from attnlab.verdicts.rules import Measurements, Ref, ratio_in
 
-# "beats": the whole paired interval below 1, the threshold of the catalogue's E02.6-E02.9.
+# The rule's definition: "beats" is the whole paired interval below 1, the threshold of
+# every trained "beats" of the catalogue (E02.6-E02.9; a test checks they agree).
 BEATS = 1.0
 CLAIM = "the sweep's best beats the catalogue's choice"
 READING = (
@@ -45,21 +43,6 @@ def best_beats_choice(study: str, variant: str) -> Claim:
     )
 
 
-def check_verdict(results: Results, study: str, variant: str) -> Verdict:
+def check_verdict(results: Measurements, study: str, variant: str) -> Verdict:
     """The claim's verdict from the measured runs (*not run* while either side is missing)."""
     return judge(best_beats_choice(study, variant), results)
-
-
-def check_table(study: str, verdict: Verdict) -> Table:
-    """The verdict as the sweep section shows it, beside the study's answer."""
-    claim = verdict.claim
-    shown = basis(verdict)
-    status = f"{verdict.status} ({shown})" if shown else verdict.status
-    return Table(
-        f"{study}: the best trial checked under every seed",
-        ("the claim", "test (threshold)", "verdict", "the numbers that decided it"),
-        ((claim.text, claim.rule.test, status, verdict.evidence),),
-        f"{claim.reading}. The best trial's configuration is trained by "
-        f"sweep-check@{study}-<seed> at the variant's full length, under the seeds of params "
-        "seeds, and compared seed by seed with the variant's own runs.",
-    )

@@ -2,8 +2,8 @@
 
 The catalogue (:mod:`attnlab.catalogue`) states each claim's rule by name, the
 measurements it reads and its threshold; this module turns that into the
-:class:`~attnlab.report.rules.Rule` that decides it. The logic of every rule lives in
-:mod:`attnlab.report.rules` (the statistical tests) and :mod:`attnlab.report.winograd_claims`
+:class:`~attnlab.verdicts.rules.Rule` that decides it. The logic of every rule lives in
+:mod:`attnlab.verdicts.rules` (the statistical tests) and :mod:`attnlab.verdicts.winograd_claims`
 (the attention-map checks of E17); here each name meets its arguments.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from attnlab.catalogue import Measure
 from attnlab.catalogue.entries import RuleSpec
-from attnlab.report.rules import (
+from attnlab.verdicts.rules import (
     EachRef,
     Ref,
     Rule,
@@ -25,7 +25,7 @@ from attnlab.report.rules import (
     lowest,
     ratio_in,
 )
-from attnlab.report.winograd_claims import MAP_RULES
+from attnlab.verdicts.winograd_claims import MAP_RULES
 
 
 def measure_ref(measure: Measure) -> Ref:

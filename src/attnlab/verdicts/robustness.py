@@ -1,4 +1,4 @@
-"""Each claim decided again under its experiment's alternative protocols: the robustness table.
+"""Each claim decided again under its experiment's alternative protocols (its robustness).
 
 An experiment of the catalogue may list protocols over choices the story leaves open
 (``protocols``: dropout, weight decay, the Winograd budget), each mapping every row to a
@@ -7,22 +7,20 @@ measurement (``keys``: E11's gradient norm over weight matrices only). A claim i
 under a protocol by the *same* rule and threshold as its main verdict, built from the
 same catalogue entry with each row's measurements read from the protocol's variant, or
 from the protocol's keys, instead (:func:`claim_under`), and judged by the same
-:func:`~attnlab.report.claims.judge` over the seeds found. The main verdict stays the
-catalogue's protocol; this table only stands beside it, with a one-line reading.
+:func:`~attnlab.verdicts.claims.judge` over the seeds found. The main verdict stays the
+catalogue's protocol; these only stand beside it, with a one-line reading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from attnlab.catalogue import Experiment, Protocol, experiments
 from attnlab.catalogue.entries import ClaimSpec, Measure, RuleSpec
-from attnlab.report.claim_rules import build_rule
-from attnlab.report.claims import NOT_RUN, Claim, Verdict, judge, variant_of
-from attnlab.report.content import Table
-from attnlab.report.render import basis
-from attnlab.report.results import Results
-from attnlab.report.rules import FAILS, HOLDS, INCONCLUSIVE
+from attnlab.verdicts.claim_rules import build_rule
+from attnlab.verdicts.claims import NOT_RUN, Claim, Verdict, judge, variant_of
+from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements
 
 EVERY_FAILS = f"{FAILS} under every protocol tried"
 
@@ -69,16 +67,8 @@ def claim_under(key: str, spec: ClaimSpec, protocol: Protocol) -> Claim:
     return Claim(spec.id, key, spec.says, rule, spec.reading)
 
 
-def _runs(name: str, protocol: Protocol) -> str:
-    """What the protocol's verdicts read, for the table's note."""
-    if protocol.keys:
-        read = ", ".join(f"{old} as {new}" for old, new in protocol.keys.items())
-        return f"{name}: the rows' own runs, reading {read}"
-    return f"{name}: {', '.join(protocol.rows.values())}"
-
-
 def reading(main: Verdict, under: Mapping[str, Verdict]) -> str:
-    """The table's one line: where the protocols tried (``under``, by choice) differ from main.
+    """The one-line reading: where the protocols tried (``under``, by choice) differ from main.
 
     "holds when <choice>" for a protocol under which a claim that does not hold does;
     "<verdict> under every protocol tried" when none differs; "not run" when none ran.
@@ -94,52 +84,44 @@ def reading(main: Verdict, under: Mapping[str, Verdict]) -> str:
     return "; ".join(parts) or f"{main.status} under every protocol tried"
 
 
-def _cell(verdict: Verdict) -> str:
-    shown = basis(verdict)
-    return f"{verdict.status} ({shown})" if shown else verdict.status
+@dataclass(frozen=True)
+class Robustness:
+    """One claim under each protocol of its experiment, beside its main verdict.
 
-
-def robustness_table(
-    key: str, entry: Experiment, results: Results, verdicts: Mapping[str, Verdict]
-) -> Table | None:
-    """Experiment ``key``'s claims under each of its protocols; ``None`` when it has none.
-
-    ``verdicts``: the main verdicts by claim id, shown first.
+    ``under``: its verdict under each protocol, by the protocol's choice, in the
+    catalogue's order; ``reading``: where they differ from ``main``, in one line.
     """
-    if not entry.protocols or not entry.claims:
-        return None
-    rows = []
+
+    main: Verdict
+    under: dict[str, Verdict]
+    reading: str
+
+
+def claims_under_protocols(
+    key: str, entry: Experiment, results: Measurements, verdicts: Mapping[str, Verdict]
+) -> list[Robustness]:
+    """Experiment ``key``'s claims under each of its protocols; empty when it has none.
+
+    ``verdicts``: the main verdicts by claim id.
+    """
+    if not entry.protocols:
+        return []
+    found = []
     for spec in entry.claims:
         main = verdicts[spec.id]
         under = {
             protocol.choice: judge(claim_under(key, spec, protocol), results)
             for protocol in entry.protocols.values()
         }
-        rows.append(
-            (
-                spec.id,
-                spec.says,
-                _cell(main),
-                *(_cell(v) for v in under.values()),
-                reading(main, under),
-            )
-        )
-    names = tuple(f"{name}: {p.choice}" for name, p in entry.protocols.items())
-    runs = "; ".join(_runs(name, p) for name, p in entry.protocols.items())
-    note = (
-        "Each claim decided again by the same rule and threshold from each protocol's own "
-        "runs over the seeds found (n and the deciding interval beside each verdict). The "
-        "main verdict is the catalogue's protocol's; the others only explain it. "
-        f"The protocols' variants: {runs}."
-    )
-    header = ("claim", "the story says", "catalogue's protocol", *names, "reading")
-    return Table("The claims under other protocols", header, tuple(rows), note)
+        found.append(Robustness(main, under, reading(main, under)))
+    return found
 
 
-def robustness_tables(results: Results, verdicts: list[Verdict]) -> dict[str, Table]:
-    """The robustness table of every experiment that lists protocols, by experiment id."""
+def robustness(results: Measurements, verdicts: list[Verdict]) -> dict[str, list[Robustness]]:
+    """Every claim of each experiment that lists protocols, under each, by experiment id."""
     by_id = {v.claim.id: v for v in verdicts}
-    tables = {
-        key: robustness_table(key, entry, results, by_id) for key, entry in experiments().items()
+    found = {
+        key: claims_under_protocols(key, entry, results, by_id)
+        for key, entry in experiments().items()
     }
-    return {key: table for key, table in tables.items() if table is not None}
+    return {key: claims for key, claims in found.items() if claims}

@@ -9,8 +9,8 @@ the sentence's words up to the query).
 from __future__ import annotations
 
 from attnlab.catalogue import Row, experiment
-from attnlab.report import figures, trained
-from attnlab.report.computed import stage_figures
+from attnlab.report import figures, trained_sections
+from attnlab.report.computed_sections import stage_figures
 from attnlab.report.content import (
     SPREAD_NOTE,
     Image,
@@ -20,17 +20,11 @@ from attnlab.report.content import (
     spread_cell,
     table_if_any,
 )
-from attnlab.report.protocol import protocol
-from attnlab.report.results import Point, Results
-from attnlab.report.stats import Seed
-from attnlab.report.winograd import (
-    ADJECTIVE,
-    CROSSED,
-    CROSSER,
-    accuracy_curve,
-    read_maps,
-    source,
-)
+from attnlab.report.inputs import Point, Results
+from attnlab.report.protocol_lines import protocol
+from attnlab.verdicts.stats import Seed
+from attnlab.verdicts.winograd_maps import CROSSED, CROSSER, read_maps
+from attnlab.winograd.sentences import ADJECTIVE_POSITION
 
 SCORE_COLUMNS = (
     "winograd/acc",
@@ -39,6 +33,20 @@ SCORE_COLUMNS = (
     "winograd/acc_crosser",
     "winograd/acc_crossed",
 )
+
+
+def source(variant: str) -> str:
+    """The metrics file (under the metrics folder, no suffix) of one Winograd model."""
+    return f"winograd/{variant}"
+
+
+def accuracy_curve(results: Results, variant: str) -> dict[Seed, list[Point]]:
+    """Per seed, the held-out accuracy along training of one Winograd model (empty if none).
+
+    winograd-train writes it as ``winograd/<variant>/seed-<s>/accuracy.csv`` (step,
+    accuracy) at steps 0, 1, 2, 4, ... and the last.
+    """
+    return results.curve(f"{source(variant)}/accuracy", "accuracy")
 
 
 def winograd(results: Results, section: Section) -> None:
@@ -75,7 +83,7 @@ def winograd(results: Results, section: Section) -> None:
         "share of answers naming the pair's other noun; train_*: the "
         "same on the training sentences. " + SPREAD_NOTE,
     )
-    section.figures += trained.curves(
+    section.figures += trained_sections.curves(
         results,
         {source(m.variant): m.label for m in models},
         f"{name}: training curves",
@@ -104,7 +112,7 @@ def _heatmaps(results: Results, name: str, models: list[Row]) -> list[Image]:
             continue
         adjectives = [a for a in (*CROSSER, *CROSSED) if a in maps]
         tokens = list(maps[adjectives[0]].tokens)
-        tokens[ADJECTIVE] = "{adj}"
+        tokens[ADJECTIVE_POSITION] = "{adj}"
         for b in range(len(maps[adjectives[0]].blocks)):
             fig = figures.heatmap(
                 [maps[a].blocks[b] for a in adjectives],

@@ -1,8 +1,9 @@
 """The protocol lines of a trained experiment, read from its rows' per-seed metrics files.
 
-Shared by the trained sections (E02, E08, E09, E11, E13, E18: :mod:`attnlab.report.trained`)
-and the Winograd ones (E16, E17: :mod:`attnlab.report.tasks`): rows and seeds trained,
-budget, steps, hardware, wall time, and where each run's numbers came from.
+Shared by the trained sections (E02, E08, E09, E11, E13, E18:
+:mod:`attnlab.report.trained_sections`) and the Winograd ones (E16, E17:
+:mod:`attnlab.report.winograd_section`): rows and seeds trained, budget, steps, hardware,
+wall time, and where each run's numbers came from.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.report.content import MISSING, cell, library_versions, params_line
-from attnlab.report.results import Results
-from attnlab.report.stats import Seed
+from attnlab.report.inputs import Results
+from attnlab.verdicts.stats import Seed
 
 
 def protocol(

@@ -4,7 +4,7 @@ The claims themselves (their words, the model whose maps they read, the threshol
 the experiment catalogue (:mod:`attnlab.catalogue`); :data:`MAP_RULES` gives each rule's
 logic by name. A map is the row of attention weights at the query position (the ``the``
 after ``so``), per block, averaged over heads, for each of the eight adjectives
-(:mod:`attnlab.report.winograd`). The maps stage draws one model (one seed), so these are
+(:mod:`attnlab.verdicts.winograd_maps`). The maps stage draws one model (one seed), so these are
 point decisions on that model.
 """
 
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from attnlab.catalogue.entries import Threshold
-from attnlab.report.results import Results
-from attnlab.report.rules import FAILS, HOLDS, Outcome, Ref, Rule, Values, fmt
-from attnlab.report.winograd import ADJECTIVE, CROSSED, FIRST_NOUN, SECOND_NOUN, Maps, read_maps
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.rules import FAILS, HOLDS, Measurements, Outcome, Ref, Rule, Values
+from attnlab.verdicts.winograd_maps import CROSSED, Maps, read_maps
+from attnlab.winograd.sentences import ADJECTIVE_POSITION, X_POSITION, Y_POSITION
 
 Check = Callable[[Maps], tuple[bool, str]]
 
@@ -32,11 +33,11 @@ class MapsRef(Ref):
 
     exact: bool = True
 
-    def get(self, results: Results) -> Maps | None:
+    def get(self, results: Measurements) -> Maps | None:
         """The maps, or ``None``."""
         return read_maps(results, self.source) or None
 
-    def where(self, results: Results) -> str:
+    def where(self, results: Measurements) -> str:
         """Where the maps are read from (one file, never an alias's)."""
         return f"the attention maps of {self.source}"
 
@@ -67,8 +68,8 @@ def _first_noun(maps: Maps) -> tuple[bool, str]:
     top = {
         adj: max(range(len(m.blocks[0])), key=m.blocks[0].__getitem__) for adj, m in maps.items()
     }
-    wrong = sorted(adj for adj, position in top.items() if position != FIRST_NOUN)
-    weights = ", ".join(f"{adj} {maps[adj].blocks[0][FIRST_NOUN]:.2f}" for adj in maps)
+    wrong = sorted(adj for adj, position in top.items() if position != X_POSITION)
+    weights = ", ".join(f"{adj} {maps[adj].blocks[0][X_POSITION]:.2f}" for adj in maps)
     return not wrong, f"block-1 weight on the first noun: {weights}" + (
         f"; largest elsewhere for {', '.join(wrong)}" if wrong else ""
     )
@@ -76,7 +77,7 @@ def _first_noun(maps: Maps) -> tuple[bool, str]:
 
 def _reads_adjective(maps: Maps) -> tuple[bool, str]:
     uniform = 1 / len(next(iter(maps.values())).blocks[1])
-    weights = {adj: m.blocks[1][ADJECTIVE] for adj, m in maps.items()}
+    weights = {adj: m.blocks[1][ADJECTIVE_POSITION] for adj, m in maps.items()}
     shown = ", ".join(f"{adj} {w:.2f}" for adj, w in weights.items())
     holds = all(w >= uniform for w in weights.values())
     return holds, f"block-2 weight on the adjective (uniform share {uniform:.3f}): {shown}"
@@ -85,9 +86,9 @@ def _reads_adjective(maps: Maps) -> tuple[bool, str]:
 def _fetches(maps: Maps) -> tuple[bool, str]:
     crossed = {adj: m.blocks[1] for adj, m in maps.items() if adj in CROSSED}
     shown = ", ".join(
-        f"{adj} {row[SECOND_NOUN]:.2f} vs {row[FIRST_NOUN]:.2f}" for adj, row in crossed.items()
+        f"{adj} {row[Y_POSITION]:.2f} vs {row[X_POSITION]:.2f}" for adj, row in crossed.items()
     )
-    holds = bool(crossed) and all(row[SECOND_NOUN] > row[FIRST_NOUN] for row in crossed.values())
+    holds = bool(crossed) and all(row[Y_POSITION] > row[X_POSITION] for row in crossed.values())
     return holds, f"block-2 weight on the second vs the first noun: {shown}"
 
 

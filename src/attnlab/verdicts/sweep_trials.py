@@ -1,8 +1,7 @@
-"""A study's trials as the report reads them back (the Sweeps of docs/catalogue.md).
+"""A study's trials as its answer reads them (the Sweeps of docs/catalogue.md).
 
-Pure: the rows of the sweep stage's ``trials.csv`` as :class:`Trial` records, and its
-``best.json``'s cost in words. The rules that answer a study's question from these trials
-are :mod:`attnlab.report.sweep_answers`.
+Pure: the rows of the sweep stage's ``trials.csv`` as :class:`Trial` records. The rules
+that answer a study's question from these trials are :mod:`attnlab.verdicts.sweep_answers`.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from attnlab.report.rules import fmt
 
 COMPLETE = "COMPLETE"
 PRUNED = "PRUNED"
@@ -84,25 +81,3 @@ def read_trials(rows: Sequence[Mapping[str, str]]) -> list[Trial]:
             )
         )
     return trials
-
-
-def cost(best: Mapping[str, Any]) -> str:
-    """The study's cost in words, from ``best.json``: trials by state and the seconds spent."""
-    counts = best.get("trials")
-    if not isinstance(counts, dict):
-        return "not recorded"
-    ran = sum(counts.get(s, 0) for s in ("COMPLETE", "PRUNED", "FAIL"))
-    text = (
-        f"{ran} trials run of {counts.get('target', '?')} asked for: "
-        f"{counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
-        f"{counts.get('FAIL', 0)} failed"
-    )
-    spent = best.get("cost")
-    if not isinstance(spent, dict):
-        return text + "; time not recorded"
-    workers = (best.get("protocol") or {}).get("workers")
-    by = f" by {workers} worker(s)" if workers else ""
-    return (
-        f"{text}; {fmt(spent.get('trial_s', 0.0))} s of training summed over trials, "
-        f"{fmt(spent.get('wall_s', 0.0))} s wall from the first start to the last end{by}"
-    )

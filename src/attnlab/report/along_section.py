@@ -18,8 +18,8 @@ from attnlab.catalogue import Experiment, experiment
 from attnlab.evaluation.names import GRAD_NORMS, SCORE_STATS
 from attnlab.report import figures
 from attnlab.report.content import MISSING, Image, Section, Table, spread_cell
-from attnlab.report.results import Point, Results
-from attnlab.report.stats import Seed, summarise
+from attnlab.report.inputs import Point, Results
+from attnlab.verdicts.stats import Seed, summarise
 
 # Per along measurement, what is drawn: a key (or a prefix ending in "/", averaged over
 # blocks and heads at each step), its axis label, a short column name, and a log y axis.

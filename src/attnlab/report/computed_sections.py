@@ -21,7 +21,7 @@ from attnlab.report.content import (
     params_line,
     tsv_table,
 )
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
 
 
 def corpus(results: Results, section: Section) -> None:

@@ -3,10 +3,11 @@
 A trained measurement is a set of per-seed values. :func:`summarise` gives its mean,
 standard deviation, n and 95 % t-interval of the mean; :func:`paired` keeps the seeds two
 measurements share (the same seed means the same initialisation and data order, so a
-comparison is made seed by seed); :func:`binomial_cdf` is the exact binomial tail for an
-accuracy against chance. No statistics library is a dependency: the t quantile inverts the
-closed-form Student t distribution for an integer number of degrees of freedom
-(Abramowitz and Stegun 26.7.3 and 26.7.4) by bisection, and the binomial sum is exact.
+comparison is made seed by seed), and :func:`paired_ratio` summarises their per-seed
+ratios; :func:`binomial_cdf` is the exact binomial tail for an accuracy against chance. No
+statistics library is a dependency: the t quantile inverts the closed-form Student t
+distribution for an integer number of degrees of freedom (Abramowitz and Stegun 26.7.3 and
+26.7.4) by bisection, and the binomial sum is exact.
 """
 
 from __future__ import annotations
@@ -131,6 +132,33 @@ def paired(a: Mapping[Seed, float], b: Mapping[Seed, float]) -> dict[Seed, tuple
         b = dict.fromkeys(a, b[None])
     shared = sorted(set(a) & set(b), key=lambda s: (s is not None, s))
     return {seed: (a[seed], b[seed]) for seed in shared}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """``a / b`` paired by seed: the per-seed ratios and the summary of their logarithms."""
+
+    ratios: Mapping[Seed, float]
+    logs: Summary
+
+    @property
+    def centre(self) -> float:
+        """The geometric mean of the ratios."""
+        return math.exp(self.logs.mean)
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95 % interval of the geometric mean; ``None`` at n = 1."""
+        found = self.logs.interval
+        return None if found is None else (math.exp(found[0]), math.exp(found[1]))
+
+
+def paired_ratio(a: Mapping[Seed, float], b: Mapping[Seed, float]) -> Ratio | None:
+    """``a / b`` for each seed both have (both values positive); ``None`` when none is left."""
+    ratios = {s: x / y for s, (x, y) in paired(a, b).items() if x > 0 and y > 0}
+    if not ratios:
+        return None
+    return Ratio(ratios, summarise({s: math.log(r) for s, r in ratios.items()}))
 
 
 def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
