@@ -33,9 +33,10 @@ import lightning.pytorch as pl
 import torch
 
 from attnlab.config import load_params
+from attnlab.data.batches import draw_windows
 from attnlab.data.tokens import read_tokens
 from attnlab.models import LanguageModel
-from attnlab.training import TrainJob, draw_windows, next_token_loss, train_variant, warmup_factor
+from attnlab.training import TrainJob, next_token_loss, train_variant, warmup_factor
 from attnlab.training.memory import tune_malloc
 
 ROOT = Path(__file__).resolve().parents[1]

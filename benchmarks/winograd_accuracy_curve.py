@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from attnlab.config import load_params
 from attnlab.models import LanguageModel
-from attnlab.winograd.curve import log_spaced_steps
+from attnlab.winograd.accuracy_curve import log_spaced_steps
 from attnlab.winograd.from_params import build_task
 from attnlab.winograd.scoring import score_model
 from attnlab.winograd.sentences import encode

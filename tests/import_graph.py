@@ -136,7 +136,7 @@ def _read_names(node: ast.AST) -> set[str]:
 
 
 def uses(module: str, name: str) -> set[str]:
-    """The modules whose names ``name`` (a function or class of ``module``) reads, and ``module``.
+    """The other modules whose names ``name`` (a function or class of ``module``) reads.
 
     A name its code reads counts through the module that defines it; a function or class of
     ``module`` itself that it reads is followed into, once. Annotations are left out.
@@ -147,7 +147,7 @@ def uses(module: str, name: str) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
     imported = {i.bound: i for i in imports(module)}
-    found, seen, todo = {module}, set(), [name]
+    found, seen, todo = set(), set(), [name]
     while todo:
         current = todo.pop()
         if current in seen:
@@ -158,4 +158,4 @@ def uses(module: str, name: str) -> set[str]:
                 found.add(defining_module(imported[read].target, imported[read].name))
             elif read in defined:
                 todo.append(read)
-    return found
+    return found - {module}

@@ -21,7 +21,9 @@ from types import ModuleType
 import pytest
 
 import attnlab.evaluation
+import attnlab.metrics
 import attnlab.models
+import attnlab.runs
 import attnlab.training
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +80,9 @@ def test_the_train_stage_still_loads_lightning_and_wandb():
 
 
 @pytest.mark.parametrize(
-    "package", [attnlab.training, attnlab.evaluation, attnlab.models], ids=lambda p: p.__name__
+    "package",
+    [attnlab.training, attnlab.evaluation, attnlab.metrics, attnlab.runs, attnlab.models],
+    ids=lambda p: p.__name__,
 )
 def test_every_export_resolves_and_no_submodule_hides_one(package):
     # Importing a submodule sets the package attribute of its name: an export of the same

@@ -1,10 +1,11 @@
 """Package exports that import their module on first use (PEP 562).
 
-A package that holds both the readers of what training wrote and the trainer itself
-(:mod:`attnlab.training`, :mod:`attnlab.evaluation`) would otherwise make every reader pay
-for Lightning and W&B: 3 s of a quiet 2-core machine, 10 s under load, in each of the
-hundred-odd evaluate and Winograd stages of a ``dvc repro``. Its ``__init__`` imports the
-light modules as usual and hands the heavy ones to :func:`lazy_exports`.
+A package that holds both light names and heavy modules (:mod:`attnlab.training`: a run's
+configuration beside the trainer; :mod:`attnlab.metrics`: the scores beside their Lightning
+callbacks) would otherwise make every reader pay for Lightning and W&B: 3 s of a quiet
+2-core machine, 10 s under load, in each of the hundred-odd evaluate and Winograd stages
+of a ``dvc repro``. Its ``__init__`` imports the light modules as usual and hands the
+heavy ones to :func:`lazy_exports`.
 """
 
 import importlib

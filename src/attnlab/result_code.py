@@ -15,33 +15,27 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent
 
-# What shapes a trained model's weights: the model (its architecture and its modules),
-# the training loop and the token files.
-# A checkpoint's fingerprint hashes this, in this order (and CURVE after it when the run
-# draws the val/ppl curve), so a change to a list makes every existing checkpoint
-# unusable (training then starts over).
-WEIGHTS = ("architecture.py", "models", "training", "data/tokens.py")
+# What shapes a trained model's weights: the model (its architecture and its modules), the
+# training loop, the batches it draws (a pure function of seed and step) from the token
+# files, and the files it leaves (the saved weights, and the kept steps that a resumed run
+# continues). A checkpoint's fingerprint hashes this, in this order (and CURVE after it
+# when the run draws the val/ppl curve), so a change to a list makes every existing
+# checkpoint unusable (training then starts over).
+WEIGHTS = ("architecture.py", "models", "training", "data/batches.py", "data/tokens.py", "runs")
 
 # What the train stage measures while it trains (the val/ppl curve, val/bpb) beside the
-# weights: these modules only, so an edit to the E09/E11 measurements of `evaluate` does
+# weights: the metrics only, so an edit to the E09/E11 measurements of `evaluate` does
 # not retrain the catalogue.
-CURVE = (
-    "data/bpe.py",
-    "evaluation/bpb.py",
-    "evaluation/curve.py",
-    "evaluation/perplexity.py",
-    "evaluation/summary.py",
-    "evaluation/windows.py",
-)
+CURVE = ("data/bpe.py", "metrics")
 
 # What winograd-train adds: its batches, and the held-out accuracy it scores along training
 # as winograd-score scores.
 WINOGRAD = (
     "catalogue",
-    "winograd/batches.py",
-    "winograd/curve.py",
-    "winograd/data.py",
+    "winograd/accuracy_curve.py",
     "winograd/scoring.py",
+    "winograd/sentence_batches.py",
+    "winograd/task_files.py",
 )
 
 # What a run's records state beside its numbers: the fingerprint of its configuration,
@@ -53,8 +47,8 @@ RECORD = ("config/fingerprint.py",)
 # the sweep's list: a change to it starts the study afresh.
 STAGES: dict[str, tuple[str, ...]] = {
     "train": WEIGHTS + CURVE + RECORD,
-    "sweep": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps"),
-    "sweep-check": WEIGHTS + ("data/bpe.py", "evaluation", "sweeps/check.py") + RECORD,
+    "sweep": WEIGHTS + CURVE + ("sweeps",),
+    "sweep-check": WEIGHTS + CURVE + ("evaluation", "sweeps/check.py") + RECORD,
     "winograd-train": WEIGHTS + WINOGRAD,
 }
 

@@ -35,10 +35,10 @@ from attnlab.catalogue.readme import BEGIN, END, experiments_table
 from attnlab.charts import chart_runs
 from attnlab.config.files import read_params_mapping
 from attnlab.config.protocols import check_protocols
-from attnlab.report import CLAIMS
-from attnlab.report.claim_rules import RULES
 from attnlab.report.sections import BUILDERS
-from attnlab.report.sweep_check import BEATS
+from attnlab.verdicts import CLAIMS
+from attnlab.verdicts.claim_rules import RULES
+from attnlab.verdicts.sweep_check import BEATS
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")

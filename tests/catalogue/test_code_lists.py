@@ -9,11 +9,12 @@ code, never from a list kept by hand:
   of its rows; E14 (``probe: cost``) owns ``cost``; the sweeps own ``sweep`` and
   ``sweep-check``. A stage counts through the command module that dvc.yaml runs for it.
 - **Its measurements, probe and claim rules.** For each name of its ``measure`` and
-  ``along``, the function the evaluate stage's registry runs for it; for its ``probe``
-  (``probes/<name>``), what the probes stage computes under ``<name>``; for every rule its
-  claims use, the function the rule registry builds it with. Each counts through its own
-  module and the modules of the names its code reads (following the functions and classes
-  of its own module that it reads; annotations left out).
+  ``along``, the function the evaluate stage's registry runs for it (after training, and
+  along it); for its ``probe`` (``probes/<name>``), what the probes stage computes under
+  ``<name>``; for every rule its claims use, the function the rule registry builds it with.
+  Each counts through its own module and the modules of the names its code reads
+  (following the functions and classes of its own module that it reads; annotations left
+  out).
 
 From those starting points, every module of the code that computes a number
 (``SHAPING``) that they import, directly or through other such modules, shapes the
@@ -38,9 +39,8 @@ from import_graph import closure, defining_module, imports, syntax, uses
 from attnlab.catalogue import Experiment, experiments
 from attnlab.cli import STAGES
 from attnlab.config.files import read_params_mapping
-from attnlab.evaluation.along import ALONG_MEASUREMENTS
-from attnlab.evaluation.report import MEASUREMENTS
-from attnlab.report.claim_rules import RULES
+from attnlab.evaluation.measurements import MEASUREMENTS
+from attnlab.verdicts.claim_rules import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 # The parts of attnlab whose code computes a result: packages, and the one module of the
@@ -80,10 +80,6 @@ def _stages(key: str, entry: Experiment) -> tuple[str, ...]:
     return ()
 
 
-def _function_uses(function) -> set[str]:
-    return uses(function.__module__, function.__name__)
-
-
 def _rules(specs) -> set[str]:
     """Every rule ``specs`` use, an ``all_of``'s parts included."""
     return {spec.rule for spec in specs} | {r for spec in specs for r in _rules(spec.parts)}
@@ -105,18 +101,16 @@ def _probe_uses(name: str) -> set[str]:
     return found
 
 
-def _own(entry: Experiment) -> set[str]:
-    """The modules of the entry's measurements, probe and claim rules."""
-    own: set[str] = set()
-    for name in entry.measure:
-        own |= _function_uses(MEASUREMENTS[name][0])
-    for name in entry.along:
-        own |= _function_uses(ALONG_MEASUREMENTS[name])
-    for rule in _rules(entry.claims):
-        own |= _function_uses(RULES[rule])
+def _own(entry: Experiment) -> tuple[set[str], set[str]]:
+    """The modules of the entry's measurements, probe and claim rules, and what they read."""
+    functions = [MEASUREMENTS[name].measure for name in entry.measure]
+    functions += [MEASUREMENTS[name].along for name in entry.along]
+    functions += [RULES[rule] for rule in _rules(entry.claims)]
+    homes = {function.__module__ for function in functions}
+    read = {m for function in functions for m in uses(function.__module__, function.__name__)}
     if entry.probe and entry.probe.startswith("probes/"):
-        own |= _probe_uses(Path(entry.probe).name)
-    return own
+        read |= _probe_uses(Path(entry.probe).name)
+    return homes, read
 
 
 @cache
@@ -133,9 +127,9 @@ def shapes(module: str) -> bool:
 
 def shaping_modules(key: str, entry: Experiment) -> set[str]:
     """The modules of attnlab that shape experiment ``key`` and its entry must name."""
-    own = _own(entry)
-    reached = closure(own | {STAGES[stage] for stage in _stages(key, entry)}, within=shapes)
-    named = reached if key == "P0" else own | (reached - _pipeline())
+    homes, read = _own(entry)
+    reached = closure(read | {STAGES[stage] for stage in _stages(key, entry)}, within=shapes)
+    named = reached if key == "P0" else homes | read | (reached - _pipeline())
     return {module for module in named if shapes(module)}
 
 

@@ -18,7 +18,7 @@ from attnlab.data.tokens import (
     write_split,
 )
 from attnlab.errors import AttnlabError
-from attnlab.evaluation.bpb import token_byte_lengths
+from attnlab.metrics.bpb import token_byte_lengths
 
 # A tiny in-file corpus keeps these tests hermetic and fast (nanochat's habit).
 TINY = (

@@ -13,7 +13,7 @@ from attnlab.catalogue import experiment, measurements_for
 from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping
 from attnlab.errors import AttnlabError, ParamsError
-from attnlab.evaluation.trained import evaluation_device
+from attnlab.evaluation.saved_run import evaluation_device
 
 PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
 

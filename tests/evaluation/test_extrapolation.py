@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.evaluation import build_initial_model, perplexity_by_length
+from attnlab.evaluation import build_initial_model
+from attnlab.metrics import perplexity_by_length
 from attnlab.models import ModelConfig
 
 V = 32

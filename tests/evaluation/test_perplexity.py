@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from attnlab.evaluation import cut_windows, perplexity, sample_windows, score_windows
+from attnlab.metrics import cut_windows, perplexity, sample_windows, score_windows
 from attnlab.models import LanguageModel, ModelConfig
 
 V = 16

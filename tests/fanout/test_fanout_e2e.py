@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from attnlab.fanout import read_plan
-from attnlab.training import load_checkpoint_file, load_trained_model
+from attnlab.runs import load_trained_model
+from attnlab.training import load_checkpoint_file
 
 pytestmark = pytest.mark.slow
 

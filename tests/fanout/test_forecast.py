@@ -11,7 +11,7 @@ from attnlab.config import load_params
 from attnlab.fanout.costs import FIXED_S, RecordedCosts, catalogue_costs
 from attnlab.fanout.forecast import Forecast, calibrate, schedule
 from attnlab.fanout.wandb_runs import offline_runs, sync_line
-from attnlab.training.runs import TrainJob
+from attnlab.training.job import TrainJob
 from attnlab.training.tracking import run_location
 
 ROOT = Path(__file__).resolve().parents[2]

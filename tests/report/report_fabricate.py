@@ -16,19 +16,22 @@ import math
 from pathlib import Path
 
 from attnlab.catalogue import along_of, experiments, experiments_of, measurements_for
-from attnlab.config.files import read_params_mapping
+from attnlab.catalogue.winograd import WORDS
+from attnlab.config import load_params
 from attnlab.report import ReportInputs
-from attnlab.report.winograd import CROSSED, CROSSER, WORDS
+from attnlab.stages.report import recipe
+from attnlab.verdicts.winograd_maps import CROSSED, CROSSER
 
 ROOT = Path(__file__).resolve().parents[2]
-_CATALOGUE = read_params_mapping(ROOT / "params.yaml")
-VARIANTS = list(_CATALOGUE["variants"])
-ALIASES: dict[str, str] = _CATALOGUE["aliases"]
+_LOADED = load_params(ROOT / "params.yaml")
+VARIANTS = list(_LOADED.variants)
+ALIASES: dict[str, str] = dict(_LOADED.aliases)
 PARAMS = {
     "seed": 1337,
     "budget": {"scale": 0.002},
     "wandb": {"entity": None, "project": "attnlab"},  # offline: no links
     "sweeps": {"dk": {"variant": "dk-128-scaled", "choice": {"d_head": 128, "scale_scores": True}}},
+    "variants": {name: recipe(_LOADED, name) for name in VARIANTS},  # the protocol tables quote
 }
 SEEDS = (1, 2)
 GROUPS = {"probes", "cost", "winograd", "sweeps"}  # what ``write_run`` keeps beside experiments

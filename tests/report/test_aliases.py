@@ -9,9 +9,10 @@ import json
 
 from report_fabricate import ALIASES, inputs, write_run
 
-from attnlab.report import HOLDS, NOT_RUN, build_report, judge_all, load_results
+from attnlab.report import build_report, load_results
+from attnlab.report.aggregates import aggregates
 from attnlab.report.headline import headline
-from attnlab.report.summary import aggregates
+from attnlab.verdicts import HOLDS, NOT_RUN, judge_all
 
 
 def _section(markdown: str, experiment: str) -> str:

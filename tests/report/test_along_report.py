@@ -9,7 +9,7 @@ import pytest
 from report_fabricate import STEPS_KEPT, inputs, write_run
 
 from attnlab.report import build_report, figures, load_results
-from attnlab.report.along import along_runs, series
+from attnlab.report.along_section import along_runs, series
 
 
 def test_a_prefix_is_the_mean_of_its_keys_at_each_step():

@@ -8,9 +8,13 @@ the one its numbers imply; the interval logic itself is tested in test_verdicts.
 import re
 
 import pytest
+from report_fabricate import ROOT
 
-from attnlab.report import CLAIMS, FAILS, HOLDS, NOT_RUN, Results, judge
+from attnlab.config import load_params
+from attnlab.report import Results
 from attnlab.report.sections import STORY
+from attnlab.verdicts import CLAIMS, FAILS, HOLDS, NOT_RUN, judge
+from attnlab.verdicts.winograd_maps import CROSSED, CROSSER
 
 CLAIM = {claim.id: claim for claim in CLAIMS}
 SEEDS = (1, 2)
@@ -151,3 +155,8 @@ def test_the_registry_covers_the_catalogue_with_stated_thresholds():
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.id)
 def test_every_claim_is_not_run_on_an_empty_run(claim):
     assert judge(claim, Results()).status == NOT_RUN
+
+
+def test_the_map_rules_name_the_adjectives_of_params_by_role():
+    adjectives = load_params(ROOT / "params.yaml").winograd.adjectives
+    assert (CROSSER, CROSSED) == (tuple(adjectives.crosser), tuple(adjectives.crossed))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
 from attnlab.report.headline import headline
-from attnlab.report.results import Results, Sweep
+from attnlab.report.inputs import Results, Sweep
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 

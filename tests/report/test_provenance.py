@@ -1,8 +1,8 @@
 """Every trained number says where it came from; counts print as the integers they are."""
 
 from attnlab.report.content import cell
-from attnlab.report.protocol import protocol, provenance
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
+from attnlab.report.protocol_lines import protocol, provenance
 
 
 def test_a_count_read_back_as_a_float_prints_as_an_integer():

@@ -10,9 +10,9 @@ from html.parser import HTMLParser
 import pytest
 from report_fabricate import SEEDS, VARIANTS, inputs, write_run
 
-from attnlab.report import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, build_report
-from attnlab.report.results import load_results
+from attnlab.report import build_report, load_results
 from attnlab.report.sections import STORY
+from attnlab.verdicts import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_RUN
 
 
 class _Page(HTMLParser):

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from report_fabricate import SEEDS, write_run
 
-from attnlab.report import CLAIMS
+from attnlab.verdicts import CLAIMS
 
 pytestmark = pytest.mark.slow
 

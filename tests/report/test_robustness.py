@@ -17,10 +17,12 @@ import yaml
 from report_fabricate import inputs, write_run
 
 from attnlab.catalogue import CATALOGUE_FILE, experiment, parse_catalogue
-from attnlab.report import FAILS, HOLDS, NOT_RUN, build_report, judge_all, load_results
+from attnlab.report import build_report, load_results
 from attnlab.report.render import render_html, render_markdown
-from attnlab.report.robustness import EVERY_FAILS, robustness_table
+from attnlab.report.robustness_table import robustness_table
 from attnlab.report.sections import build_sections
+from attnlab.verdicts import FAILS, HOLDS, NOT_RUN, judge_all
+from attnlab.verdicts.robustness import EVERY_FAILS, claims_under_protocols
 
 SEEDS = (1, 2, 3)
 ROWS = ("norm-pre", "norm-pre-warmup", "norm-post", "norm-post-warmup")
@@ -58,7 +60,7 @@ def _table(reports: Path, runs: dict[str, dict[str, float]]):
     verdicts = judge_all(results)
     entry = _e11_with_two_protocols()
     by_id = {v.claim.id: v for v in verdicts}
-    table = robustness_table("E11", entry, results, by_id)
+    table = robustness_table(entry, claims_under_protocols("E11", entry, results, by_id))
     return table, results, verdicts, {row[0]: row for row in table.rows}
 
 
@@ -132,7 +134,10 @@ def test_the_weights_rms_protocol_decides_e11_4_from_the_same_runs_other_keys(tm
             )
     results = load_results(inputs(tmp_path))
     verdicts = judge_all(results)
-    table = robustness_table("E11", experiment("E11"), results, {v.claim.id: v for v in verdicts})
+    by_id = {v.claim.id: v for v in verdicts}
+    table = robustness_table(
+        experiment("E11"), claims_under_protocols("E11", experiment("E11"), results, by_id)
+    )
     _, _, main_cell, dropout10, weights_rms, reading = {r[0]: r for r in table.rows}["E11.4"]
     assert main_cell.startswith(FAILS) and dropout10 == NOT_RUN
     assert weights_rms.startswith(f"{HOLDS} (n = 3")

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from attnlab.report.stats import (
+from attnlab.verdicts.stats import (
     binomial_cdf,
     paired,
     summarise,

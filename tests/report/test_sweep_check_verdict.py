@@ -6,10 +6,9 @@ import json
 import pytest
 from report_fabricate import PARAMS, inputs, write_run
 
-from attnlab.report import build_report
-from attnlab.report.results import Results
-from attnlab.report.rules import FAILS, HOLDS, INCONCLUSIVE
-from attnlab.report.sweep_check import check_verdict
+from attnlab.report import Results, build_report
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from attnlab.verdicts.sweep_check import check_verdict
 
 CHOICE = [100.0, 100.0, 100.0]
 

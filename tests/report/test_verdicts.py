@@ -9,9 +9,10 @@ import math
 
 import pytest
 
-from attnlab.report import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, Results, judge
-from attnlab.report.rules import Ref, all_of, in_range, ratio_in
-from attnlab.report.stats import t_quantile
+from attnlab.report import Results
+from attnlab.verdicts import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, judge
+from attnlab.verdicts.rules import Ref, all_of, in_range, ratio_in
+from attnlab.verdicts.stats import t_quantile
 
 CLAIM = {claim.id: claim for claim in CLAIMS}
 

@@ -5,7 +5,7 @@ import re
 from report_fabricate import inputs
 
 from attnlab.report import build_report, figures
-from attnlab.training import write_curve
+from attnlab.runs import write_curve
 
 STEPS = (0, 1, 2, 4, 8, 16, 20)
 

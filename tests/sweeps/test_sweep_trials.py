@@ -18,7 +18,7 @@ from sweep_helpers import sweep_params, wandb_records
 
 from attnlab.config import parse_params
 from attnlab.data.tokens import read_tokens
-from attnlab.evaluation.bpb import token_byte_lengths
+from attnlab.metrics.bpb import token_byte_lengths
 from attnlab.paths import write_metrics
 from attnlab.sweeps import (
     Sweep,

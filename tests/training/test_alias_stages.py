@@ -9,7 +9,7 @@ import json
 import pytest
 
 from attnlab.config.files import read_params_mapping
-from attnlab.report.rules import fmt
+from attnlab.verdicts.number_format import fmt
 
 SEED = 1337  # the dvc_project fixture keeps the first seed only
 SHARED = "ladder-layernorm"

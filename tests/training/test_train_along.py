@@ -29,7 +29,7 @@ from attnlab.catalogue import protocol_variants_of
 from attnlab.config import parse_params
 from attnlab.evaluation.initial import build_initial_model
 from attnlab.training import TrainJob
-from attnlab.training.along import along_steps
+from attnlab.training.along_steps import along_steps
 
 pytestmark = pytest.mark.slow
 

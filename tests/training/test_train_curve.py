@@ -15,7 +15,8 @@ from train_helpers import shrunk_params, train_here
 
 from attnlab.config import parse_params
 from attnlab.data.tokens import read_tokens
-from attnlab.evaluation import ValidationCurve, build_initial_model, sample_windows, score_windows
+from attnlab.evaluation import build_initial_model
+from attnlab.metrics import ValidationCurve, sample_windows, score_windows
 from attnlab.training import TrainJob
 
 VARIANT = "ladder-layernorm"

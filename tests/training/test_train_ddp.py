@@ -1,6 +1,6 @@
 """DDP on two CPU processes (gloo): one set of outputs, one W&B run (PITFALLS T6).
 
-Each rank trains its half of every global batch (see attnlab.training.data), so the run
+Each rank trains its half of every global batch (see attnlab.data.batches), so the run
 is the one-process run up to float summation order: the gradients are averaged over two
 halves instead of summed over one batch. The test asserts that documented closeness, not
 bit equality.
@@ -11,7 +11,7 @@ import json
 import pytest
 from train_helpers import free_port, offline_runs, run_folder, shrunk_params
 
-from attnlab.training import read_curve
+from attnlab.runs import read_curve
 
 pytestmark = pytest.mark.slow
 

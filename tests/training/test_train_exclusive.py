@@ -17,7 +17,7 @@ import pytest
 from train_helpers import SEED, shrunk_params
 
 from attnlab.data.tokens import read_tokens
-from attnlab.evaluation import ValidationCurve, sample_windows
+from attnlab.metrics import ValidationCurve, sample_windows
 
 pytestmark = pytest.mark.slow
 

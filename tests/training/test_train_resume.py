@@ -21,7 +21,8 @@ from train_helpers import (
     stop_after_first_checkpoint,
 )
 
-from attnlab.training import load_checkpoint_file, read_curve
+from attnlab.runs import read_curve
+from attnlab.training import load_checkpoint_file
 
 pytestmark = pytest.mark.slow
 

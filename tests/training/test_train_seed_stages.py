@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from attnlab.training import load_trained_model
+from attnlab.runs import load_trained_model
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import pytest
 from train_helpers import SEED, offline_runs, run_folder, wandb_records
 
 from attnlab.config.files import read_params_mapping
-from attnlab.training import load_trained_model, read_curve
+from attnlab.runs import load_trained_model, read_curve
 
 pytestmark = pytest.mark.slow
 

@@ -7,15 +7,9 @@ import torch
 from train_helpers import shrunk_params
 
 from attnlab.config import parse_params
-from attnlab.training import (
-    TrainJob,
-    load_trained_model,
-    read_curve,
-    save_trained_model,
-    warmup_factor,
-    write_curve,
-)
-from attnlab.training.data import draw_windows
+from attnlab.data.batches import draw_windows
+from attnlab.runs import load_trained_model, read_curve, save_trained_model, write_curve
+from attnlab.training import TrainJob, warmup_factor
 
 METRIC_KEYS = {"train/loss", "steps", "tokens_seen", "wall_s", "tokens_per_s", "params", "device"}
 

@@ -13,10 +13,10 @@ from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.stages import winograd_data, winograd_score, winograd_train
 from attnlab.training import TrainJob, train_variant
-from attnlab.winograd.batches import WinogradSentences
-from attnlab.winograd.curve import AccuracyCurve, log_spaced_steps
-from attnlab.winograd.data import read_sentences, write_task
+from attnlab.winograd.accuracy_curve import AccuracyCurve, log_spaced_steps
 from attnlab.winograd.from_params import build_task
+from attnlab.winograd.sentence_batches import WinogradSentences
+from attnlab.winograd.task_files import read_sentences, write_task
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")

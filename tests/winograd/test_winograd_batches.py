@@ -2,9 +2,9 @@
 
 import torch
 
-from attnlab.winograd.batches import WinogradSentences, draw_sentences
-from attnlab.winograd.data import read_sentences, write_task
+from attnlab.winograd.sentence_batches import WinogradSentences, draw_sentences
 from attnlab.winograd.sentences import Adjectives, closed_task
+from attnlab.winograd.task_files import read_sentences, write_task
 
 TASK = closed_task(["animal", "street", "dog", "cat"], Adjectives(("tired",), ("wet",)), 0.3, 3)
 

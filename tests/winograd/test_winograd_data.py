@@ -2,14 +2,14 @@
 
 import pytest
 
-from attnlab.winograd.data import (
+from attnlab.winograd.sentences import Adjectives, closed_task, decode
+from attnlab.winograd.task_files import (
     pair_split,
     read_sentences,
     read_vocabulary,
     read_words,
     write_task,
 )
-from attnlab.winograd.sentences import Adjectives, closed_task, decode
 
 ADJECTIVES = Adjectives(("tired", "scared"), ("wet", "wide"))
 NOUNS = ["animal", "street", "dog", "cat", "road"]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from attnlab.training import read_curve
+from attnlab.runs import read_curve
 
 pytestmark = pytest.mark.slow
 

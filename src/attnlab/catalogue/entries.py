@@ -163,19 +163,21 @@ class Experiment(Model):
         title: The report section's title.
         question: The story's question, as the report asks it.
         doc: Where docs/catalogue.md describes its protocol (``path#anchor``).
-        code: The modules that shape its numbers and lay it out (a package: all of its
-            modules); P0's is the pipeline every trained row runs, another's what it adds.
+        code: The modules that shape its numbers, decide it and lay it out (a package: all
+            of its modules); P0's names the pipeline every trained row runs, another what it
+            adds.
         rows: The trained rows it compares, in the story's order.
         measure: What the evaluate stage adds for its rows beyond P0's perplexity.
         along: Those of ``measure`` also taken at the log-spaced steps whose weights the
-            training keeps (:mod:`attnlab.training.along`): its rows' runs keep them.
+            training keeps (:mod:`attnlab.training.along_steps`): its rows' runs keep them.
         task: The Winograd task its rows train on (E16, E17).
         probe: The metrics file a computed experiment's stage writes (no suffix).
         tables: The TSV tables that stage writes.
         figures: The figures its stages draw (paths in the repository).
         claims: Its claims, in order.
         protocols: Alternative protocols over choices the story leaves open, by name;
-            the report decides every claim under each beside the main verdict.
+            every claim is decided under each (:mod:`attnlab.verdicts.robustness`) and
+            shown beside the main verdict.
     """
 
     title: str

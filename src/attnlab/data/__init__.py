@@ -1,1 +1,1 @@
-"""The data half of the pipeline: download, byte-level BPE, token Parquet files."""
+"""The data half of the pipeline: download, byte-level BPE, token Parquet files, seeded batches."""

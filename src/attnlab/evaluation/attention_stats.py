@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from attnlab.evaluation.perplexity import evaluating
+from attnlab.metrics.perplexity import evaluating
 from attnlab.models import AttentionRecord, LanguageModel
 
 ONEHOT_THRESHOLD = 0.99  # a row counts as one-hot when its largest weight exceeds this

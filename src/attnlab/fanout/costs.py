@@ -27,7 +27,7 @@ from pathlib import Path
 
 from attnlab import paths
 from attnlab.config.loader import Params
-from attnlab.training.runs import TrainJob
+from attnlab.training.job import TrainJob
 
 # Seconds a stage takes beyond its own work: the process, its imports, DVC's checks.
 FIXED_S = 15.0

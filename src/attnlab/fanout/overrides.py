@@ -79,9 +79,7 @@ def key_of(change: str) -> str:
     return change.lstrip("+~").partition("=")[0]
 
 
-def refusal(
-    shown: str, change: str, err: BaseException, params: Mapping[str, Any]
-) -> AttnlabError:
+def refusal(shown: str, change: str, err: BaseException, params: Mapping[str, Any]) -> AttnlabError:
     """DVC's refusal of ``change``, with the closest existing key if its key is not one.
 
     Args:

@@ -182,7 +182,6 @@ def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePl
         sub = graph.subgraph(stages)
         order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
         upstream = {
-            stage.addressing: [dep.addressing for dep in sub.successors(stage)]
-            for stage in stages
+            stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
         }
     return prune(upstream, (name for name in changed if name in upstream), order)

@@ -1,36 +1,27 @@
 """The report (issue: report): every experiment's tables, figures and claim verdicts.
 
-:func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), decides
-every claim of docs/catalogue.md from the numbers (:mod:`attnlab.report.claims`), and again
-under each alternative protocol the catalogue lists (:mod:`attnlab.report.robustness`), and renders
-``index.html`` (one self-contained page), ``REPORT.md``, the browser demo, the headline
-metrics `dvc exp show` compares (:mod:`attnlab.report.headline`) and the aggregates over
-seeds of every trained measurement (:mod:`attnlab.report.summary`). Whatever was not
-measured shows as *not run*; nothing missing makes it fail.
+:func:`build_report` reads what the pipeline measured (:class:`ReportInputs`), has every
+claim of docs/catalogue.md decided from the numbers (:mod:`attnlab.verdicts`), and again
+under each alternative protocol the catalogue lists (:mod:`attnlab.verdicts.robustness`),
+lays each experiment out (:mod:`attnlab.report.sections`) and renders ``index.html`` (one
+self-contained page), ``REPORT.md``, the browser demo, the headline metrics `dvc exp show`
+compares (:mod:`attnlab.report.headline`) and the aggregates over seeds of every trained
+measurement (:mod:`attnlab.report.aggregates`). Whatever was not measured shows as *not
+run*; nothing missing makes it fail. Nothing here decides a claim.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
-from attnlab.report.claims import (
-    CLAIMS,
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_RUN,
-    Claim,
-    Verdict,
-    judge,
-    judge_all,
-)
-from attnlab.report.demo import render_demo
+from attnlab.report.aggregates import aggregates
+from attnlab.report.demo import demo_payload, render_demo
 from attnlab.report.headline import headline
+from attnlab.report.inputs import ReportInputs, Results, load_results
 from attnlab.report.render import render_html, render_markdown
-from attnlab.report.results import ReportInputs, Results, load_results
-from attnlab.report.robustness import robustness_tables
+from attnlab.report.robustness_table import robustness_tables
 from attnlab.report.sections import build_sections
-from attnlab.report.summary import aggregates
-from attnlab.report.winograd import demo_payload
+from attnlab.verdicts import Verdict, judge_all
+from attnlab.verdicts.robustness import robustness
 
 
 @dataclass(frozen=True)
@@ -55,10 +46,10 @@ def build_report(inputs: ReportInputs) -> Report:
     results = load_results(inputs)
     verdicts = judge_all(results)
     sections = build_sections(results)
-    robustness = robustness_tables(results, verdicts)
+    tables = robustness_tables(robustness(results, verdicts))
     return Report(
-        index_html=render_html(sections, verdicts, results.problems, robustness, results.stale),
-        markdown=render_markdown(sections, verdicts, results.problems, robustness, results.stale),
+        index_html=render_html(sections, verdicts, results.problems, tables, results.stale),
+        markdown=render_markdown(sections, verdicts, results.problems, tables, results.stale),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
         headline=headline(results, verdicts),
@@ -67,19 +58,4 @@ def build_report(inputs: ReportInputs) -> Report:
     )
 
 
-__all__ = [
-    "CLAIMS",
-    "FAILS",
-    "HOLDS",
-    "INCONCLUSIVE",
-    "NOT_RUN",
-    "Claim",
-    "Report",
-    "ReportInputs",
-    "Results",
-    "Verdict",
-    "build_report",
-    "judge",
-    "judge_all",
-    "load_results",
-]
+__all__ = ["Report", "ReportInputs", "Results", "build_report", "load_results"]

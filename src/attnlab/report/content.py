@@ -7,14 +7,13 @@ the measurements; :mod:`attnlab.report.render` turns them into a page and a Mark
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnlab.report.results import Results
-from attnlab.report.rules import fmt
-from attnlab.report.stats import Seed, Summary, paired, summarise
+from attnlab.report.inputs import Results
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.stats import Seed, Summary, paired_ratio
 
 MISSING = "not run"
 SPREAD_NOTE = (
@@ -114,16 +113,15 @@ def spread_cell(summary: Summary | None, digits: str = "") -> str:
 
 def ratio_cell(a: Mapping[Seed, float], b: Mapping[Seed, float]) -> str:
     """``a / b`` paired by seed: the geometric mean of the ratios and its 95 % interval."""
-    ratios = {s: x / y for s, (x, y) in paired(a, b).items() if x > 0 and y > 0}
-    if not ratios:
+    ratio = paired_ratio(a, b)
+    if ratio is None:
         return MISSING
-    summary = summarise({s: math.log(r) for s, r in ratios.items()})
-    detail = ", ".join(f"seed {s}: {r:.3f}" for s, r in ratios.items() if s is not None)
-    if summary.interval is None:
-        suffix = "" if None in ratios else " (n = 1)"
-        return Cell.of(f"{math.exp(summary.mean):.3f}{suffix}", detail)
-    low, high = (math.exp(x) for x in summary.interval)
-    return Cell.of(f"{math.exp(summary.mean):.3f} [{low:.3f}, {high:.3f}] ({summary.n})", detail)
+    detail = ", ".join(f"seed {s}: {r:.3f}" for s, r in ratio.ratios.items() if s is not None)
+    if ratio.interval is None:
+        suffix = "" if None in ratio.ratios else " (n = 1)"
+        return Cell.of(f"{ratio.centre:.3f}{suffix}", detail)
+    low, high = ratio.interval
+    return Cell.of(f"{ratio.centre:.3f} [{low:.3f}, {high:.3f}] ({ratio.logs.n})", detail)
 
 
 def tsv_table(title: str, rows: Sequence[dict[str, str]], note: str = "") -> Table | None:

@@ -25,8 +25,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, NullLocator
 from PIL import Image
 
-from attnlab.report.results import Point
-from attnlab.report.stats import Seed, Summary
+from attnlab.report.inputs import Point
+from attnlab.verdicts.stats import Seed, Summary
 
 matplotlib.use("Agg")
 MAX_POINTS = 300  # a curve is drawn as at most this many bucket means

@@ -7,15 +7,15 @@ the pipeline's only metrics: each trained variant's whole-split ``val/ppl`` (and
 ``val/bpb`` where the record has it), each Winograd variant's held-out accuracy, each
 study's best ``val/ppl``, and the tally of claim verdicts. A trained value is its mean over
 seeds, beside one ``n`` column (the seeds it averages); the spread and the per-seed
-values are in ``reports/summary/`` (:mod:`attnlab.report.summary`). Tables and strings
+values are in ``reports/summary/`` (:mod:`attnlab.report.aggregates`). Tables and strings
 stay out, and so does an alias row (params ``aliases``): its numbers are its variant's,
 listed once under the variant's name.
 """
 
 from typing import Any
 
-from attnlab.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
 
 EVAL_SUFFIX = "/eval"
 VARIANT_KEYS = ("val/ppl", "val/bpb")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnlab.catalogue import experiments
-from attnlab.report import computed, sweep_section, tasks, trained
+from attnlab.report import computed_sections, sweep_section, trained_sections, winograd_section
 from attnlab.report.content import Section
-from attnlab.report.results import Results
+from attnlab.report.inputs import Results
 
 Builder = Callable[[Results, Section], None]
 
@@ -32,19 +32,20 @@ class Entry:
 # How each experiment's section is laid out, by catalogue id; what it shows (its rows, its
 # probe and tables, its title and question) comes from the catalogue entry.
 BUILDERS: dict[str, Builder] = {
-    "P0": computed.corpus,
-    "E02": trained.ladder,
+    "P0": computed_sections.corpus,
+    "E02": trained_sections.ladder,
     **dict.fromkeys(
-        ("E03", "E04", "E05", "E06", "E07", "E10", "E12", "E14", "E15"), computed.computed
+        ("E03", "E04", "E05", "E06", "E07", "E10", "E12", "E14", "E15"),
+        computed_sections.computed,
     ),
-    "E08": trained.dk,
-    "E09": trained.score_stats,
-    "E11": trained.norms,
-    "E13": trained.positions,
-    "E16": tasks.winograd,
-    "E17": tasks.winograd,
-    "E18": trained.depth,
-    "E19": computed.computed,
+    "E08": trained_sections.dk,
+    "E09": trained_sections.score_stats,
+    "E11": trained_sections.norms,
+    "E13": trained_sections.positions,
+    "E16": winograd_section.winograd,
+    "E17": winograd_section.winograd,
+    "E18": trained_sections.depth,
+    "E19": computed_sections.computed,
     "sweeps": sweep_section.sweeps,
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.config.fingerprint import EVAL, TRAIN, RunConfiguration
-from attnlab.report.stats import Seed
+from attnlab.verdicts.stats import Seed
 
 # Per variant, per seed of params ``seeds``: the configuration the params give its run.
 Configurations = Mapping[str, Mapping[int, RunConfiguration]]

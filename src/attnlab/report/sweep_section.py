@@ -1,25 +1,31 @@
 """The report's section of the Optuna sweeps (the Sweeps of docs/catalogue.md).
 
 Per study: the answer about its reference trials and against the catalogue's choice
-(:mod:`attnlab.report.sweep_answers`),
-the verdict of its best-trial check (:mod:`attnlab.report.sweep_check`),
+(:mod:`attnlab.verdicts.sweep_answers`),
+the verdict of its best-trial check (:mod:`attnlab.verdicts.sweep_check`),
 what it cost, the best trial, every trial with its W&B run, and the figures the sweep stage
 drew (Optuna's importances and parallel coordinates first). The catalogue's choice comes
 from the report's params (``sweeps``: the study's variant, that variant's own value of
-every searched axis and the study's reference trials; ``wandb``: where the runs are, for
-the links).
+every searched axis and the study's reference trials; ``variants``: each variant's recipe,
+for E11's warmup; ``wandb``: where the runs are, for the links).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from attnlab.report import figures
 from attnlab.report.content import Cell, Image, Section, Table, cell, params_line
-from attnlab.report.results import Results, Sweep
-from attnlab.report.sweep_answers import Choice, answer
-from attnlab.report.sweep_check import check_table, check_verdict
-from attnlab.report.sweep_trials import Trial, cost, read_trials
+from attnlab.report.inputs import Results, Sweep
+from attnlab.report.verdict_text import status_cell
+from attnlab.verdicts import Verdict
+from attnlab.verdicts.number_format import fmt
+from attnlab.verdicts.sweep_answers import answer
+from attnlab.verdicts.sweep_check import check_verdict
+from attnlab.verdicts.sweep_choice import Choice, measured_choice
+from attnlab.verdicts.sweep_thresholds import rescue_warmup
+from attnlab.verdicts.sweep_trials import Trial, read_trials
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
@@ -44,23 +50,17 @@ def run_url(run_id: str, wandb: dict[str, Any]) -> str:
 
 
 def choice_of(results: Results, study: str, sweep: Sweep) -> Choice:
-    """The catalogue's choice for ``study``, with its val/ppl where the protocols match.
+    """The catalogue's choice for ``study`` as the params give it, with its own val/ppl.
 
-    A seed of the variant's own runs stands in for the choice only when it trained for
-    exactly the study's steps per trial (its ``train.json`` ``steps``): then a trial with
-    the choice's values would be that run. A record made at another budget does not.
+    Its variant and values are the report's params (``sweeps``); the steps per trial its
+    runs must have trained for, the study's recorded protocol.
     """
     given = (results.params.get("sweeps") or {}).get(study) or {}
     recorded = sweep.best.get("protocol") or {}
     variant = given.get("variant") or recorded.get("variant") or "its variant"
-    steps = results.per_seed(f"{variant}/train", "steps")
-    seeds = {
-        seed: value
-        for seed, value in results.per_seed(f"{variant}/eval", "val/ppl").items()
-        if steps.get(seed) == recorded.get("steps_per_trial")
-    }
-    measured = sum(seeds.values()) / len(seeds) if seeds else None
-    return Choice(variant, dict(given.get("choice") or {}), measured, len(seeds))
+    return measured_choice(
+        results, variant, given.get("choice") or {}, recorded.get("steps_per_trial")
+    )
 
 
 def sweeps(results: Results, section: Section) -> None:
@@ -71,6 +71,7 @@ def sweeps(results: Results, section: Section) -> None:
         ("studies", ", ".join(results.sweeps) or "not run"),
     ]
     wandb = results.params.get("wandb") or {}
+    warmup = rescue_warmup(results.params.get("variants") or {})
     for study, sweep in results.sweeps.items():
         recorded = sweep.best.get("protocol")
         if isinstance(recorded, dict):
@@ -79,7 +80,7 @@ def sweeps(results: Results, section: Section) -> None:
         trials = read_trials(sweep.trials)
         choice = choice_of(results, study, sweep)
         references = ((results.params.get("sweeps") or {}).get(study) or {}).get("references")
-        found = answer(trials, choice, references or ())
+        found = answer(trials, choice, references or (), warmup)
         section.tables.append(
             Table(
                 f"{study}: the answer against the catalogue's choice",
@@ -99,6 +100,41 @@ def sweeps(results: Results, section: Section) -> None:
         # Optuna's slice figure is the same objective-per-parameter view: drawn once.
         if not any(path.stem == "slice" for path in sweep.figures):
             section.figures += _scatters(study, [t for t in trials if t.is_result])
+
+
+def check_table(study: str, verdict: Verdict) -> Table:
+    """The verdict of the study's best-trial check, beside the study's answer."""
+    claim = verdict.claim
+    return Table(
+        f"{study}: the best trial checked under every seed",
+        ("the claim", "test (threshold)", "verdict", "the numbers that decided it"),
+        ((claim.text, claim.rule.test, status_cell(verdict), verdict.evidence),),
+        f"{claim.reading}. The best trial's configuration is trained by "
+        f"sweep-check@{study}-<seed> at the variant's full length, under the seeds of params "
+        "seeds, and compared seed by seed with the variant's own runs.",
+    )
+
+
+def cost(best: Mapping[str, Any]) -> str:
+    """The study's cost in words, from ``best.json``: trials by state and the seconds spent."""
+    counts = best.get("trials")
+    if not isinstance(counts, dict):
+        return "not recorded"
+    ran = sum(counts.get(s, 0) for s in ("COMPLETE", "PRUNED", "FAIL"))
+    text = (
+        f"{ran} trials run of {counts.get('target', '?')} asked for: "
+        f"{counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
+        f"{counts.get('FAIL', 0)} failed"
+    )
+    spent = best.get("cost")
+    if not isinstance(spent, dict):
+        return text + "; time not recorded"
+    workers = (best.get("protocol") or {}).get("workers")
+    by = f" by {workers} worker(s)" if workers else ""
+    return (
+        f"{text}; {fmt(spent.get('trial_s', 0.0))} s of training summed over trials, "
+        f"{fmt(spent.get('wall_s', 0.0))} s wall from the first start to the last end{by}"
+    )
 
 
 def _trials_table(

@@ -8,9 +8,9 @@ import typer
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.config.fingerprint import EVAL, FINGERPRINT, run_configuration
-from attnlab.evaluation.trained import evaluate_trained, evaluation_device
+from attnlab.evaluation.saved_run import evaluate_trained, evaluation_device
+from attnlab.runs.model_folder import CONFIG
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.training.artifacts import CONFIG
 from attnlab.training.capacity import check_fits_in_memory
 
 

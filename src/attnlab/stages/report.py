@@ -1,12 +1,43 @@
 """Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
 
+import dataclasses
 import shutil
+from typing import Any
 
 from attnlab import paths
-from attnlab.config import catalogue_choice, load_params
-from attnlab.report import HOLDS, INCONCLUSIVE, NOT_RUN, ReportInputs, build_report
+from attnlab.config import Params, catalogue_choice, load_params
+from attnlab.report import ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
+from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN
+
+
+def report_params(loaded: Params) -> dict[str, Any]:
+    """The params the report reads, as :class:`ReportInputs` takes them.
+
+    ``variants``: each variant's resolved ``model`` and ``train``, the protocol the
+    layout and the sweep answers quote (E11's depth, steps and warmup, E13's context).
+    """
+    return {
+        "seed": loaded.seed,
+        "budget": {"scale": loaded.budget.scale},
+        "wandb": loaded.runtime.wandb.model_dump(include={"entity", "project"}),
+        "sweeps": {
+            key: {
+                "variant": study.variant,
+                "choice": catalogue_choice(study, loaded.variant(study.variant)),
+                "references": study.references,
+            }
+            for key, study in loaded.sweeps.studies.items()
+        },
+        "variants": {name: recipe(loaded, name) for name in loaded.variants},
+    }
+
+
+def recipe(loaded: Params, name: str) -> dict[str, Any]:
+    """Variant ``name``'s resolved model and training recipe, as plain values."""
+    variant = loaded.variant(name)
+    return {"model": dataclasses.asdict(variant.model), "train": variant.train.model_dump()}
 
 
 def main(
@@ -17,7 +48,9 @@ def main(
     Reads: params seed and budget.scale (shown as the protocol where a metrics file does
     not record them); each study of sweeps.studies, its variant resolved from variants,
     model and train (the catalogue's choice the sweep section answers against), and its
-    references (the story's own choices, run as fixed trials); wandb
+    references (the story's own choices, run as fixed trials); every variant resolved from
+    variants, model and train (the protocol E11's and E13's tables quote, and E11's warmup
+    the warmup study's rescue is asked at); wandb
     (entity and project: the trials' W&B links); aliases (a row that reads its variant's
     files, said so in its experiment's protocol); seeds, budget, model, train, trainer,
     bpe.vocab_size and evaluate (the configuration each run's train.json and eval.json
@@ -40,19 +73,7 @@ def main(
         tables=paths.TABLES,
         figures=paths.FIGURES,
         sweeps=paths.SWEEPS,
-        params={
-            "seed": loaded.seed,
-            "budget": {"scale": loaded.budget.scale},
-            "wandb": loaded.runtime.wandb.model_dump(include={"entity", "project"}),
-            "sweeps": {
-                key: {
-                    "variant": study.variant,
-                    "choice": catalogue_choice(study, loaded.variant(study.variant)),
-                    "references": study.references,
-                }
-                for key, study in loaded.sweeps.studies.items()
-            },
-        },
+        params=report_params(loaded),
         aliases=dict(loaded.aliases),
         variants=tuple(loaded.variants),
         configurations=expected_runs(loaded, loaded.seeds),

@@ -8,7 +8,7 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
-from attnlab.evaluation.trained import evaluate_trained
+from attnlab.evaluation.saved_run import evaluate_trained
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
 from attnlab.sweeps.check import check_record, check_variant, read_best_params, study_params
 from attnlab.training import TrainJob

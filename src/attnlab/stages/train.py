@@ -9,7 +9,7 @@ from attnlab import paths
 from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
 from attnlab.training import TrainJob
-from attnlab.training.along import along_steps
+from attnlab.training.along_steps import along_steps
 from attnlab.training.capacity import check_fits_in_memory, runs_on_cpu
 from attnlab.training.recorded import RunFiles, train_and_record
 

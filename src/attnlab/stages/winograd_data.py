@@ -3,8 +3,8 @@
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
-from attnlab.winograd.data import write_task
 from attnlab.winograd.from_params import build_tasks
+from attnlab.winograd.task_files import write_task
 
 
 def main(

@@ -4,12 +4,12 @@ import csv
 
 from attnlab import paths
 from attnlab.config import load_params
+from attnlab.runs.model_folder import load_trained_model
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.training.artifacts import load_trained_model
-from attnlab.winograd.data import pair_split, read_vocabulary
 from attnlab.winograd.figures import draw_adjectives, draw_blocks
 from attnlab.winograd.from_params import adjectives_of
 from attnlab.winograd.maps import maps_record, maps_table, probe_sentences, query_rows
+from attnlab.winograd.task_files import pair_split, read_vocabulary
 
 
 def main(

@@ -7,10 +7,10 @@ import typer
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.errors import AttnlabError
+from attnlab.runs.model_folder import load_trained_model
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
-from attnlab.training.artifacts import load_trained_model
-from attnlab.winograd.data import read_sentences, read_vocabulary
 from attnlab.winograd.scoring import winograd_metrics
+from attnlab.winograd.task_files import read_sentences, read_vocabulary
 
 
 def main(

@@ -8,18 +8,12 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
+from attnlab.runs import save_trained_model, write_curve
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
-from attnlab.training import (
-    TrainJob,
-    run_root_from_env,
-    save_trained_model,
-    train_variant,
-    wandb_dir,
-    write_curve,
-)
-from attnlab.winograd.batches import WinogradSentences
-from attnlab.winograd.curve import ACCURACY, AccuracyCurve, log_spaced_steps
-from attnlab.winograd.data import read_sentences
+from attnlab.training import TrainJob, run_root_from_env, train_variant, wandb_dir
+from attnlab.winograd.accuracy_curve import ACCURACY, AccuracyCurve, log_spaced_steps
+from attnlab.winograd.sentence_batches import WinogradSentences
+from attnlab.winograd.task_files import read_sentences
 
 
 def main(

@@ -2,7 +2,7 @@
 
 - :class:`CurvePruning` is optuna-integration's ``PyTorchLightningPruningCallback`` on the
   ``val/ppl`` points of Lightning's validation loop (the curve of
-  :class:`~attnlab.evaluation.ValidationCurve`), reported at the global step: the parent
+  :class:`~attnlab.metrics.ValidationCurve`), reported at the global step: the parent
   reports at the epoch, and attnlab trains one long epoch.
 - :class:`TrialRecord` ties the trial to its W&B run (run id into the trial, study and
   trial into the run), scores the finished model on the whole validation split (P0's
@@ -21,7 +21,7 @@ from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from optuna_integration import PyTorchLightningPruningCallback
 
-from attnlab.evaluation import WholeSplitScore
+from attnlab.metrics import WholeSplitScore
 from attnlab.sweeps.study import WANDB_ATTR
 
 log = logging.getLogger(__name__)

@@ -2,9 +2,9 @@
 
 A trial is trained by the same code as the ``train`` stage
 (:func:`attnlab.training.train_variant`) at its study's reduced budget, drawing the same
-``val/ppl`` curve (:class:`attnlab.evaluation.ValidationCurve`, Lightning's validation
+``val/ppl`` curve (:class:`attnlab.metrics.ValidationCurve`, Lightning's validation
 loop), whose points feed the median pruner as it trains; its value is P0's ``val/ppl`` on
-the whole validation split (:func:`attnlab.evaluation.perplexity`).
+the whole validation split (:func:`attnlab.metrics.perplexity`).
 """
 
 import math
@@ -15,7 +15,7 @@ import optuna
 from torch import Tensor
 
 from attnlab.config.sweeps import CategoricalAxis, FloatAxis, IntAxis
-from attnlab.evaluation import ValidationCurve, WholeSplitScore, sample_windows
+from attnlab.metrics import ValidationCurve, WholeSplitScore, sample_windows
 from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
 from attnlab.sweeps.definition import Sweep
 from attnlab.training import train_variant

@@ -29,8 +29,8 @@ import torch
 from attnlab.config.loader import Params
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
-from attnlab.evaluation.bpb import token_byte_lengths
 from attnlab.fanout.resources import usable_cores
+from attnlab.metrics.bpb import token_byte_lengths
 from attnlab.sweeps.definition import Sweep
 from attnlab.sweeps.objective import TrialObjective
 from attnlab.sweeps.study import SweepError, SweepInterrupted, Tally, run_study

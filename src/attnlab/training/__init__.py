@@ -1,8 +1,10 @@
 """Training every variant of docs/catalogue.md with Lightning: resumable, tracked, any hardware.
 
-Other stages use :func:`load_trained_model` to read what the ``train`` stage wrote. Every
-name loads its module on first use (:mod:`attnlab.lazy`): a stage that never trains never
-pays for Lightning or W&B, and one that only resolves a run's configuration
+Only the Lightning side lives here: the task, the trainer, checkpoints, tracking. What a
+finished run leaves on disk is :mod:`attnlab.runs`, the batches it draws
+:mod:`attnlab.data.batches`, the scores it logs while it trains :mod:`attnlab.metrics`.
+Every name loads its module on first use (:mod:`attnlab.lazy`): a stage that never trains
+never pays for Lightning or W&B, and one that only resolves a run's configuration
 (:class:`TrainJob`: the report, the charts) not even for torch.
 """
 
@@ -12,20 +14,10 @@ from attnlab.paths import seed_label
 __getattr__ = lazy_exports(
     __name__,
     {
-        "artifacts": (
-            "TrainedModel",
-            "final_loss",
-            "load_trained_model",
-            "read_curve",
-            "save_trained_model",
-            "write_curve",
-        ),
-        "data": ("StepBatch", "draw_windows"),
         "checkpoints": ("CheckpointError", "load_checkpoint_file"),
         "datamodule": ("TokenWindows",),
         "fit": ("TrainingInterrupted", "train_variant"),
-        "result": ("TrainResult",),
-        "runs": (
+        "job": (
             "RUN_ROOT_ENV",
             "TrainJob",
             "checkpoint_dir",
@@ -33,6 +25,7 @@ __getattr__ = lazy_exports(
             "run_root_from_env",
             "wandb_dir",
         ),
+        "result": ("TrainResult",),
         "task": ("LanguageModelTask", "next_token_loss", "warmup_factor"),
     },
 )
@@ -41,25 +34,17 @@ __all__ = [
     "RUN_ROOT_ENV",
     "CheckpointError",
     "LanguageModelTask",
-    "StepBatch",
     "TokenWindows",
     "TrainJob",
     "TrainResult",
-    "TrainedModel",
     "TrainingInterrupted",
     "checkpoint_dir",
-    "draw_windows",
-    "final_loss",
     "fingerprint",
     "load_checkpoint_file",
-    "load_trained_model",
     "next_token_loss",
-    "read_curve",
     "run_root_from_env",
-    "save_trained_model",
     "seed_label",
     "train_variant",
     "wandb_dir",
     "warmup_factor",
-    "write_curve",
 ]

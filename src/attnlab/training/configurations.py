@@ -2,7 +2,7 @@
 
 The report and the charts read a run (a variant of docs/catalogue.md under one seed) only
 when its records state the configuration the current params give it; this resolves each
-run as the train stage does (:class:`~attnlab.training.runs.TrainJob`) and returns its
+run as the train stage does (:class:`~attnlab.training.job.TrainJob`) and returns its
 :class:`~attnlab.config.fingerprint.RunConfiguration`.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from attnlab.config.fingerprint import RunConfiguration, run_configuration
 from attnlab.config.loader import Params
-from attnlab.training.runs import TrainJob
+from attnlab.training.job import TrainJob
 
 
 def expected_runs(params: Params, seeds: Iterable[int]) -> dict[str, dict[int, RunConfiguration]]:

@@ -1,7 +1,7 @@
-"""The train split as a Lightning DataModule of seeded step batches (:mod:`attnlab.training.data`).
+"""The train split as a Lightning DataModule of seeded step batches (:mod:`attnlab.data.batches`).
 
 Its validation data are the ``val/ppl`` curve's fixed windows
-(:class:`~attnlab.evaluation.ValidationCurve`), in the same batches at every point.
+(:class:`~attnlab.metrics.ValidationCurve`), in the same batches at every point.
 """
 
 from collections.abc import Sequence
@@ -14,12 +14,12 @@ import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
 
+from attnlab.data.batches import StepBatches, draw_windows
 from attnlab.data.tokens import read_tokens
-from attnlab.training.data import StepBatches, draw_windows
 
 if TYPE_CHECKING:
-    from attnlab.evaluation.curve import ValidationCurve
-    from attnlab.training.runs import TrainJob
+    from attnlab.metrics.validation_curve import ValidationCurve
+    from attnlab.training.job import TrainJob
 
 
 class TokenWindows(pl.LightningDataModule):

@@ -1,11 +1,11 @@
 """Train one variant end to end: resume or start, fit with Lightning, report, clean up.
 
 This is the ``train`` stage of every trained experiment in docs/catalogue.md, as a library
-call: :func:`train_variant` takes a :class:`~attnlab.training.runs.TrainJob` and paths,
+call: :func:`train_variant` takes a :class:`~attnlab.training.job.TrainJob` and paths,
 and returns the trained model, its curve and its metrics. Writing the stage's outputs is
-left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.training.artifacts`.
+left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.runs`.
 The ``val/ppl`` curve, when asked for, is Lightning's validation loop
-(:class:`~attnlab.evaluation.ValidationCurve`, :mod:`attnlab.training.trainer`).
+(:class:`~attnlab.metrics.ValidationCurve`, :mod:`attnlab.training.trainer`).
 """
 
 import logging
@@ -25,11 +25,11 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError, DivergedError
-from attnlab.evaluation.curve import ValidationCurve
+from attnlab.metrics.validation_curve import ValidationCurve
 from attnlab.models import LanguageModel
 from attnlab.paths import seed_label
-from attnlab.training.along import AlongTraining
-from attnlab.training.artifacts import ALONG
+from attnlab.runs.along_weights import ALONG
+from attnlab.training.along_steps import AlongTraining
 from attnlab.training.checkpoints import (
     LAST,
     PeriodicCheckpoint,
@@ -37,15 +37,15 @@ from attnlab.training.checkpoints import (
     checkpoint_step,
     remove_stale_temporaries,
 )
-from attnlab.training.curve import LossCurve
 from attnlab.training.datamodule import TokenWindows
+from attnlab.training.job import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.kernels import should_compile
 from attnlab.training.lock import exclusive_run
+from attnlab.training.loss_curve import LossCurve
 from attnlab.training.memory import tune_malloc
 from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
 from attnlab.training.result import TrainResult, run_metrics
-from attnlab.training.runs import TrainJob, checkpoint_dir, fingerprint
 from attnlab.training.signals import DeferredStop, sigint_as_sigterm
 from attnlab.training.task import LanguageModelTask
 from attnlab.training.tracking import (
@@ -139,7 +139,7 @@ def train_variant(
         callbacks: Extra Lightning callbacks (pruning, the whole-split score), run after
             the loss and validation curves and before the checkpoint and the progress.
         tags: W&B tags beside the experiment and the variant (e.g. the study).
-        along: Steps whose weights to keep (:mod:`attnlab.training.along`), written into
+        along: Steps whose weights to keep (:mod:`attnlab.training.along_steps`), written into
             the resume folder and handed back as :attr:`TrainResult.along`; needs
             ``resumable`` (the files must outlive a kill).
 

@@ -3,7 +3,7 @@
 On a terminal, a ``rich`` bar shows the step, the latest loss, tokens per second and the
 time left. Anywhere else (CI, DVC's logs, a queued experiment) a bar would be a stream of
 carriage returns, so one plain line goes to the log every ``log_every_n_steps`` steps.
-The loss shown is the newest one :class:`~attnlab.training.curve.LossCurve` has brought
+The loss shown is the newest one :class:`~attnlab.training.loss_curve.LossCurve` has brought
 to the host: the bar never adds a host sync of its own. Only rank 0 reports.
 """
 
@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.progress import Progress as RichProgress
 
-from attnlab.training.curve import LossCurve
+from attnlab.training.loss_curve import LossCurve
 
 log = logging.getLogger(__name__)
 

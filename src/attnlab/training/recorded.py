@@ -17,14 +17,16 @@ from attnlab import paths
 from attnlab.config.fingerprint import FINGERPRINT, TRAIN, run_configuration
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
-from attnlab.evaluation.bpb import token_byte_lengths
-from attnlab.evaluation.curve import ValidationCurve
-from attnlab.evaluation.summary import WholeSplitScore
-from attnlab.evaluation.windows import sample_windows
-from attnlab.training.artifacts import keep_along, save_trained_model, write_curve
+from attnlab.metrics.bpb import token_byte_lengths
+from attnlab.metrics.validation_curve import ValidationCurve
+from attnlab.metrics.whole_split import WholeSplitScore
+from attnlab.metrics.windows import sample_windows
+from attnlab.runs.along_weights import keep_along
+from attnlab.runs.curve_files import write_curve
+from attnlab.runs.model_folder import save_trained_model
 from attnlab.training.fit import train_variant
+from attnlab.training.job import TrainJob, run_root_from_env, wandb_dir
 from attnlab.training.result import TrainResult
-from attnlab.training.runs import TrainJob, run_root_from_env, wandb_dir
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def train_and_record(
     The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded windows for
     every run, drawn from params ``seed``) and ``evaluate.batch_size``; the resume state
     lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output is written.
-    The weights of the steps ``along`` (:func:`attnlab.training.along.along_steps`) go
+    The weights of the steps ``along`` (:func:`attnlab.training.along_steps.along_steps`) go
     into the model folder's ``along/``, with their manifest.
 
     Raises:

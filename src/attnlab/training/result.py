@@ -15,10 +15,10 @@ import lightning.pytorch as pl
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.models import LanguageModel
-from attnlab.training.artifacts import final_loss
-from attnlab.training.curve import LOSS
+from attnlab.runs.curve_files import final_loss
+from attnlab.training.job import TrainJob
 from attnlab.training.lock import RunLocked, exclusive_run
-from attnlab.training.runs import TrainJob
+from attnlab.training.loss_curve import LOSS
 from attnlab.training.trainer import device_name
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class TrainResult:
     ``metrics`` and ``curve`` are empty. ``provenance`` says where the numbers came from:
     the baseline commit, whether the checkout differed, the DVC experiment and the W&B
     run (None when W&B was off). ``along`` is the folder of the weights kept along
-    training (:mod:`attnlab.training.along`), inside the resume state; None when none.
+    training (:mod:`attnlab.training.along_steps`), inside the resume state; None when none.
     """
 
     model: LanguageModel

@@ -7,13 +7,13 @@ decay; E11 uses the warmup to tame post-norm).
 
 No training step calls ``self.log``: logging a tensor every step costs a host sync
 (PERFORMANCE.md). The loss leaves the step as the step's output, and
-:class:`~attnlab.training.curve.LossCurve` moves it to the host in batches.
+:class:`~attnlab.training.loss_curve.LossCurve` moves it to the host in batches.
 
 Validation is the ``val/ppl`` curve's: Lightning's loop feeds the curve's fixed windows
 (``TokenWindows.val_dataloader``), each step adds a batch's summed NLL, and the epoch's end
 logs ``val/ppl`` (into ``callback_metrics``, for
-:class:`~attnlab.evaluation.ValidationCurve` and the sweeps' pruner), computed exactly as
-:func:`~attnlab.evaluation.score_windows` computes it.
+:class:`~attnlab.metrics.ValidationCurve` and the sweeps' pruner), computed exactly as
+:func:`~attnlab.metrics.score_windows` computes it.
 """
 
 from collections.abc import Callable
@@ -23,10 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnlab.evaluation.curve import PPL
-from attnlab.evaluation.perplexity import Perplexity, batch_nll
+from attnlab.data.batches import StepBatch
+from attnlab.metrics.perplexity import Perplexity, batch_nll
+from attnlab.metrics.validation_curve import PPL
 from attnlab.models import LanguageModel
-from attnlab.training.data import StepBatch
 from attnlab.training.kernels import compiled_step
 
 

@@ -1,9 +1,9 @@
-"""Lightning's Trainer for one :class:`~attnlab.training.runs.TrainJob` (every trained experiment).
+"""Lightning's Trainer for one :class:`~attnlab.training.job.TrainJob` (every trained experiment).
 
 The hardware comes from params ``trainer``; Lightning's own checkpointing, progress bar and
 distributed sampler give way to attnlab's (:mod:`attnlab.training.checkpoints`,
-:mod:`attnlab.training.progress`, the per-step batches of :mod:`attnlab.training.data`).
-Validation is the ``val/ppl`` curve's (:class:`~attnlab.evaluation.ValidationCurve`), or
+:mod:`attnlab.training.progress`, the per-step batches of :mod:`attnlab.data.batches`).
+Validation is the ``val/ppl`` curve's (:class:`~attnlab.metrics.ValidationCurve`), or
 none: Lightning's validation loop draws its points.
 """
 
@@ -15,9 +15,9 @@ import torch
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from attnlab.errors import ParamsError
-from attnlab.evaluation.curve import ValidationCurve
+from attnlab.metrics.validation_curve import ValidationCurve
 from attnlab.training.checkpoints import AtomicCheckpointIO
-from attnlab.training.runs import TrainJob
+from attnlab.training.job import TrainJob
 
 
 def build_trainer(

@@ -1,0 +1,158 @@
+"""The validation curve: val/ppl at a few points during training, as a DVC plots file.
+
+Every trained variant gets a ``val/ppl`` curve beside its train-loss curve (issue
+"evaluate"). Each point scores a fixed, seeded subset of P0's validation windows (the same
+windows at every point, so the curve's wiggles are the model's, not the sample's); the
+final, whole-split ``val/ppl`` is the evaluate stage's. Lightning's validation loop scores
+the points (:class:`~attnlab.training.LanguageModelTask` over
+``TokenWindows.val_dataloader``); this callback keeps them, in the plots file, the
+checkpoint and W&B.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+from lightning.pytorch.callbacks import Callback
+from torch import Tensor
+
+from attnlab.errors import DivergedError
+from attnlab.files import write_atomically
+
+PPL = "val/ppl"
+# The W&B key of a curve point: a sample of windows, not the whole split (whole_split.py).
+SAMPLE = "val/ppl_sample"
+
+
+class ValidationCurve(Callback):
+    """Write ``step, val/ppl`` to a CSV plots file at each point of Lightning's validation.
+
+    The trainer validates at step 0 (its sanity check, over every batch), at every
+    multiple of ``every_n_steps`` and at the last step of the fit (this callback asks for
+    that one); ``step`` counts the updates made, and the value is the ``val/ppl`` that
+    the LightningModule logged (``trainer.callback_metrics``). Only global rank zero
+    writes and logs; the ranks all validate alike (a copy of the same windows each). At
+    each point the whole file is rewritten from ``points`` and renamed into place, never
+    appended to: whatever else once wrote there (a killed or orphaned run of the same
+    configuration), the file holds this run's curve and nothing else. Each point is also
+    handed to the trainer's loggers (W&B) as ``val/ppl_sample`` (a sample of windows, not
+    the whole split); a non-finite one stops the fit with
+    :class:`~attnlab.errors.DivergedError`.
+
+    Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
+    deletes a stage's outputs before rerunning it, file and all. When a fit starts at
+    global step ``s > 0``, the file is rewritten from the checkpoint's points (or, if the
+    checkpoint has none, from the file's own rows) up to ``s``: rows written after the
+    checkpoint by the killed run are dropped, so the retrained steps appear once. A fit
+    from step 0 starts the file afresh.
+
+    Args:
+        windows: (W, T + 1) int64 validation windows, e.g. from ``sample_windows``.
+        every_n_steps: steps between points (already scaled by the budget).
+        path: the CSV plots file (``step,val/ppl``); its folder is created if missing.
+        batch_size: windows per forward pass.
+
+    Attributes:
+        points: ``(step, val/ppl)`` so far, oldest first, on rank zero.
+    """
+
+    def __init__(self, windows: Tensor, every_n_steps: int, path: Path, batch_size: int) -> None:
+        if every_n_steps <= 0:
+            raise ValueError(f"every_n_steps: must be positive, got {every_n_steps}")
+        super().__init__()
+        self.windows = windows
+        self.every_n_steps = every_n_steps
+        self.path = Path(path)
+        self.batch_size = batch_size
+        self.points: list[tuple[int, float]] = []
+
+    def on_sanity_check_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Start a new curve: Lightning's sanity check, step 0's point, runs on no resume."""
+        self.points = []
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """On a resume, cut the curve back to the step the fit starts at and replay it."""
+        step = trainer.global_step
+        if not trainer.is_global_zero or step == 0:
+            return
+        if not self.points:
+            self.points = self._read()
+        self.points = [(s, ppl) for s, ppl in self.points if s <= step]
+        self.write()
+        for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
+            for s, ppl in self.points:
+                logger.log_metrics({SAMPLE: ppl}, step=s)
+
+    def on_train_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: object,
+        batch: object,
+        batch_idx: int,
+    ) -> None:
+        """At the last step, ask for the last point: Lightning validates when asked to stop."""
+        if trainer.global_step >= trainer.max_steps:  # every rank: they all validate
+            trainer.should_stop = True
+
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Record the point the validation loop just scored."""
+        if not trainer.is_global_zero:
+            return
+        step, ppl = trainer.global_step, float(trainer.callback_metrics[PPL])
+        if not math.isfinite(ppl):
+            raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
+        self.points.append((step, ppl))
+        self.write()
+        for logger in trainer.loggers:
+            logger.log_metrics({SAMPLE: ppl}, step=step)
+
+    def definition(self) -> dict[str, Any]:
+        """What shapes the points besides the weights: the windows' SHA-256, cadence, batch.
+
+        A checkpoint's fingerprint holds it, so that a run never resumes a curve scored
+        on other windows or at another cadence.
+        """
+        windows = self.windows.detach().cpu().contiguous().numpy().tobytes()
+        return {
+            "windows": hashlib.sha256(windows).hexdigest(),
+            "shape": list(self.windows.shape),
+            "every_n_steps": self.every_n_steps,
+            "batch_size": self.batch_size,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """The points so far (saved in every checkpoint)."""
+        return {"points": list(self.points)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue the curve of the checkpointed run."""
+        self.points = [(int(step), float(ppl)) for step, ppl in state_dict["points"]]
+
+    def _read(self) -> list[tuple[int, float]]:
+        if not self.path.is_file():
+            return []
+        with self.path.open(newline="", encoding="utf-8") as f:
+            return [(int(row["step"]), float(row[PPL])) for row in csv.DictReader(f)]
+
+    def write(self) -> None:
+        """Rewrite the plots file from ``points``, all-or-nothing.
+
+        Besides each point, the caller writes it once more with the run's other outputs:
+        a rerun that resumes at the last step validates nothing, and must still leave the
+        file that ``dvc repro`` deleted before it.
+
+        Raises:
+            WriteError: the file cannot be written (naming it).
+        """
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(("step", PPL))
+        writer.writerows((step, repr(ppl)) for step, ppl in self.points)  # repr: exact
+        write_atomically(self.path, text.getvalue().encode("utf-8"))

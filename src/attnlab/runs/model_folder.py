@@ -1,0 +1,138 @@
+"""A trained model on disk: its folder, written once training ends and read by every later stage.
+
+A trained model is a folder of three files: ``model.pt``, the model's ``state_dict``
+(loaded with ``weights_only=True``: plain tensors, no pickled code), ``config.json``,
+the resolved configuration it was trained with: variant, model config, recipe, budget,
+steps, the run's seed with its init and data seeds, hardware, fingerprint and git
+revision, and ``manifest.json``, the SHA-256 of each of the two, written when training
+ends. Offline W&B loses its config when a run is killed (PITFALLS 4), so this file,
+not W&B, is where the hyperparameters live. A flipped bit in the weights still loads
+(to slightly different numbers, or NaN): :func:`load_trained_model` checks both files
+against the manifest first, as :func:`~attnlab.runs.along_weights.read_along` checks the
+kept steps.
+
+Every file is written all-or-nothing (:mod:`attnlab.files`): a full disk is an error
+naming the file, and never leaves half a file behind.
+
+Evaluation, the probes and the Winograd stages (docs/catalogue.md E02-E18) start from
+:func:`load_trained_model`.
+"""
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnlab.config.variants import TrainParams, Variant
+from attnlab.errors import AttnlabError
+from attnlab.files import write_atomically
+from attnlab.models import LanguageModel, ModelConfig
+from attnlab.paths import metrics_text, read_metrics, write_metrics
+
+WEIGHTS = "model.pt"
+CONFIG = "config.json"
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """A trained model with the variant it was trained as and the full run description."""
+
+    model: LanguageModel
+    variant: Variant
+    config: dict[str, Any]
+
+    @property
+    def seeds(self) -> dict[str, int]:
+        """The run's ``seed`` and the ``init_seed`` and ``data_seed`` it trained with."""
+        return {key: self.config[key] for key in ("seed", "init_seed", "data_seed")}
+
+
+def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Path) -> None:
+    """Write ``model.pt``, ``config.json`` and their ``manifest.json`` into ``folder``.
+
+    The folder is created if needed.
+
+    ``config`` must hold ``variant``, ``model`` (the ModelConfig's fields) and ``train``,
+    as :meth:`attnlab.training.TrainJob.config` returns them.
+    """
+    folder = Path(folder)
+    files = {WEIGHTS: weights_bytes(model), CONFIG: metrics_text(config).encode("utf-8")}
+    for name, data in files.items():
+        write_atomically(folder / name, data)
+    # Last: a folder that a failed write left half done has no manifest, and is refused.
+    listed = [{"file": name, "sha256": sha256_of(data)} for name, data in files.items()]
+    write_metrics(folder / MANIFEST, {"files": listed})
+
+
+def weights_bytes(model: torch.nn.Module) -> bytes:
+    """The model's ``state_dict`` on the CPU, serialised: the bytes of a ``model.pt``."""
+    buffer = io.BytesIO()
+    torch.save({key: value.detach().cpu() for key, value in model.state_dict().items()}, buffer)
+    return buffer.getvalue()
+
+
+def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -> TrainedModel:
+    """Rebuild a trained model from its folder, in eval mode.
+
+    Both files are checked against the folder's manifest before either is read.
+
+    Raises:
+        AttnlabError: the folder lacks a file, a file's SHA-256 differs from the
+            manifest's (naming the file), or the weights do not fit the config.
+    """
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise AttnlabError(
+            f"{folder}: not a trained model folder (no {MANIFEST}, the SHA-256 of its "
+            "files); retrain the run"
+        )
+    hashes = {entry["file"]: entry["sha256"] for entry in read_metrics(manifest)["files"]}
+    config_bytes, weights = (
+        read_listed(folder / name, hashes.get(name), manifest) for name in (CONFIG, WEIGHTS)
+    )
+    try:
+        config = json.loads(config_bytes)
+        state = torch.load(io.BytesIO(weights), map_location=map_location, weights_only=True)
+    except (ValueError, RuntimeError) as err:
+        raise AttnlabError(f"{folder}: not a trained model folder ({err})") from None
+    variant = Variant(
+        name=config["variant"],
+        model=ModelConfig(**config["model"]),
+        train=TrainParams.model_validate(config["train"]),
+    )
+    model = LanguageModel(variant.model)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
+    return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
+
+
+def sha256_of(data: bytes) -> str:
+    """The SHA-256 of ``data`` as hex, as a manifest lists it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
+    """The bytes of ``path``, once their SHA-256 is the one ``manifest`` lists for it.
+
+    Raises:
+        AttnlabError: the file is missing or unlisted, or its bytes differ (naming it).
+    """
+    if sha256 is None:
+        raise AttnlabError(f"{path}: not listed in {manifest}; retrain the run")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        raise AttnlabError(f"{path}: missing (listed in {manifest})") from None
+    if sha256_of(data) != sha256:
+        raise AttnlabError(
+            f"{path}: its SHA-256 differs from the one in {manifest}; retrain the run to restore it"
+        )
+    return data
