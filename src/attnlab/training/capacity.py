@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
+from attnlab.architecture import ModelConfig
 from attnlab.errors import AttnlabError
-from attnlab.models.config import ModelConfig
 from attnlab.models.counting import count_parameters_by_formula
 
 _FLOAT32 = 4
