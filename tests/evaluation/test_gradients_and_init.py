@@ -91,3 +91,28 @@ def test_the_initial_model_is_a_function_of_the_seed_and_leaves_the_global_rng_a
         assert torch.equal(p, again.state_dict()[name]), name
         assert torch.equal(p, by_hand.state_dict()[name]), name
     assert not torch.equal(first.tok.weight, other.tok.weight)
+
+
+def test_the_gradient_norms_of_a_dropout_model_do_not_depend_on_the_process_s_random_state():
+    # PyTorch seeds its global generator at random on start-up: the dropout masks of the
+    # measurement must come from the root seed, or each evaluate run records other norms.
+    from attnlab.evaluation.measurements import EvaluationInputs, evaluate_variant
+
+    cfg = ModelConfig(vocab_size=64, d_model=32, n_layer=2, n_head=4, block_size=16, dropout=0.5)
+    inputs = EvaluationInputs(
+        model=build_initial_model(cfg, seed=1),
+        seed=7,
+        init_seed=1,
+        val_tokens=torch.randint(0, 64, (400,), generator=torch.Generator().manual_seed(2)),
+        train_tokens=torch.randint(0, 64, (400,), generator=torch.Generator().manual_seed(3)),
+        batch_size=4,
+        lengths=(16,),
+        stats_windows=4,
+        train_batch_size=4,
+    )
+    records = []
+    for state in (11, 12):
+        torch.manual_seed(state)
+        records.append(evaluate_variant(inputs, ["grad_norms"]))
+    norms = [{k: v for k, v in r.items() if k.startswith("grad_norm/")} for r in records]
+    assert norms[0] and norms[0] == norms[1]

@@ -20,7 +20,8 @@ from torch import Tensor
 from attnlab.models import LanguageModel, count_parameters_by_module
 
 GRAD_NORM_PROTOCOL = (
-    "the model rebuilt from the run's init seed, before any step, in training mode; one "
+    "the model rebuilt from the run's init seed, before any step, in training mode "
+    "(dropout masks drawn from the root seed); one "
     "training batch, the same for every seed: the batch of step 0 drawn from the root seed "
     "(train.batch_size random windows of block_size + 1 tokens of the train split); "
     "mean next-token cross-entropy, one backward; "

@@ -142,21 +142,21 @@ def _score_stats(inputs: EvaluationInputs) -> dict[str, float]:
     }
 
 
-def _grad_norms(inputs: EvaluationInputs) -> dict[str, float]:
+def _seeded_gradient_norms(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:
     batch = _gradient_batch(inputs)
-    return block_gradient_norms(inputs.initial_model().train(), batch.x, batch.y)
+    # Training mode draws dropout masks: from the root seed, so that every process draws
+    # the same ones (PyTorch seeds its global generator at random on start-up).
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(inputs.seed)
+        return block_gradient_norms(model.train(), batch.x, batch.y)
+
+
+def _grad_norms(inputs: EvaluationInputs) -> dict[str, float]:
+    return _seeded_gradient_norms(inputs.initial_model(), inputs)
 
 
 def _score_stats_along(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:
     return attention_statistics(model, _stats_batch(inputs))
-
-
-def _grad_norms_along(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:
-    batch = _gradient_batch(inputs)
-    # A dropout mask drawn from the root seed, the same at every step and in every process.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(inputs.seed)
-        return block_gradient_norms(model.train(), batch.x, batch.y)
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ MEASUREMENTS: dict[str, Measurement] = {
     PARAMS: Measurement(_params, "parameters per component, counted on the built module."),
     EXTRAPOLATION: Measurement(_extrapolation, EXTRAPOLATION_PROTOCOL),
     SCORE_STATS: Measurement(_score_stats, SCORE_STATS_PROTOCOL, along=_score_stats_along),
-    GRAD_NORMS: Measurement(_grad_norms, GRAD_NORM_PROTOCOL, along=_grad_norms_along),
+    GRAD_NORMS: Measurement(_grad_norms, GRAD_NORM_PROTOCOL, along=_seeded_gradient_norms),
 }
 ALWAYS = (PERPLEXITY, PARAMS)
 EXTRA_MEASUREMENTS = tuple(name for name in MEASUREMENTS if name not in ALWAYS)
