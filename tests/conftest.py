@@ -155,6 +155,17 @@ def _keep_the_first_seed(params: Path) -> None:
     params.write_text(seeds.sub(r"seeds:\n\1", text, count=1))
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_wandb_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stages started by a test start their own W&B service, as they do under DVC.
+
+    A test that runs W&B in this process leaves its service's address in ``WANDB_SERVICE``,
+    and every later subprocess would join that one service: a stage killed there leaves
+    its run open in it, and the rerun that resumes the run is refused ("run ID is in use").
+    """
+    monkeypatch.delenv("WANDB_SERVICE", raising=False)
+
+
 def _project_env(tmp_path: Path, corpus_mirror: Path) -> dict[str, str]:
     return {
         **os.environ,
