@@ -289,3 +289,10 @@ def test_a_reference_exactly_at_the_margin_is_near_the_best_as_the_choice_is():
     found = answer([dk(0, 52.5, 32, True), dk(1, 50.0, 300, True)], choice, [DK_32])
     assert found.numbers["reference[0]/near_best"] is True
     assert found.numbers["choice/near_best"] is True
+
+
+def test_a_project_without_e11_s_rows_gets_its_warmup_study_answered_without_the_rescue():
+    trials = [warm(0, 40.0, 0, "pre"), warm(1, 41.5, 300, "post")]
+    found = answer(trials, WARMUP_CHOICE, rescue_warmup=None)
+    assert "rescued" not in found.numbers and found.numbers["choice/rank"] == 1
+    assert any("'Rescued' is not judged" in rule for rule in found.rules)

@@ -342,9 +342,14 @@ def answer(
             "val/ppl (the catalogue's margin for 'matches', E11.2), fixed before any "
             "full-length study ran."
         )
-    if {"norm", "warmup_steps"} <= axes:
-        if rescue_warmup is None:
-            raise ValueError("a study of norm and warmup_steps is answered at E11's warmup")
+    if {"norm", "warmup_steps"} <= axes and rescue_warmup is None:
+        # A project that trims params variants may drop E11's rows, and with them the
+        # warmup that 'rescued' is judged at: the study is answered without that verdict.
+        rules.append(
+            "'Rescued' is not judged: E11's rows, whose warmup it asks for, are not in "
+            "params variants."
+        )
+    elif {"norm", "warmup_steps"} <= axes:
         rescues, found = _rescues(trials, done, references, rescue_warmup)
         more, found_too = _warmup(done, rescue_warmup)
         sentences += rescues + more
