@@ -80,7 +80,10 @@ class StageProject:
         }
 
     def command(self, variant: str, *options: str) -> list[str]:
-        """The stage's command line (the script dvc.yaml runs), for the run of ``SEED``."""
+        """The stage's command line (the script dvc.yaml runs), for the run of ``SEED``.
+
+        ``options`` may name more seeds (``--seed``): the command then trains a seed group.
+        """
         return [
             sys.executable,
             str(TRAIN_SCRIPT),

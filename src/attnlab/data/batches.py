@@ -11,6 +11,14 @@ and keeps its contiguous slice of ``batch_size / world_size`` rows. The global b
 step is therefore the story's batch whatever the hardware, and DDP's averaged gradient is
 the one-process gradient up to float summation order.
 
+A seed group (several seeds of one variant trained in one process) draws each member's
+windows from its own seed, exactly as its single run would, and stacks them
+(:func:`draw_group_windows`).
+
+The token split may live on a GPU: the step's indices are drawn on the CPU (a few hundred
+integers, from the same generator wherever the tokens are), and the windows are gathered
+where the tokens are, so no batch crosses the bus.
+
 The Winograd task (E16, E17) draws whole sentences the same way: :func:`draw_rows` picks
 the items of a step and :class:`StepBatches` streams the steps, whatever the items are.
 
@@ -18,7 +26,7 @@ Nothing here imports Lightning: the evaluate stage draws these windows too (E11'
 Lightning's view of them, :class:`~attnlab.training.datamodule.TokenWindows`, lives apart.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -94,8 +102,30 @@ def draw_windows(
         raise ValueError(f"{len(tokens)} tokens hold no window of {block_size + 1}")
     starts = draw_rows(n_starts, batch_size, seed, step, rank, world_size)  # (B_r,)
     offsets = starts[:, None] + torch.arange(block_size + 1)  # (B_r, T+1)
-    windows = tokens[offsets].long()  # (B_r, T+1)
+    windows = tokens[offsets.to(tokens.device, non_blocking=True)].long()  # (B_r, T+1)
     return StepBatch(step, windows[:, :-1], windows[:, 1:])
+
+
+def draw_group_windows(
+    tokens: Tensor,
+    block_size: int,
+    batch_size: int,
+    seeds: Sequence[int],
+    step: int,
+    rank: int = 0,
+    world_size: int = 1,
+) -> StepBatch:
+    """Step ``step``'s windows of each member of a seed group, stacked: x and y (M, B_r, T).
+
+    Member ``m``'s rows are :func:`draw_windows` with ``seeds[m]``: its single run's batch.
+    """
+    batches = [
+        draw_windows(tokens, block_size, batch_size, seed, step, rank, world_size)
+        for seed in seeds
+    ]
+    return StepBatch(
+        step, torch.stack([b.x for b in batches]), torch.stack([b.y for b in batches])
+    )
 
 
 class StepBatches(IterableDataset):

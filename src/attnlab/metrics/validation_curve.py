@@ -19,18 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
-from lightning.pytorch.callbacks import Callback
 from torch import Tensor
 
 from attnlab.errors import DivergedError
 from attnlab.files import write_atomically
+from attnlab.members import MemberCallback
 
 PPL = "val/ppl"
 # The W&B key of a curve point: a sample of windows, not the whole split (whole_split.py).
 SAMPLE = "val/ppl_sample"
 
 
-class ValidationCurve(Callback):
+class ValidationCurve(MemberCallback):
     """Write ``step, val/ppl`` to a CSV plots file at each point of Lightning's validation.
 
     The trainer validates at step 0 (its sanity check, over every batch), at every
@@ -85,7 +85,7 @@ class ValidationCurve(Callback):
             self.points = self._read()
         self.points = [(s, ppl) for s, ppl in self.points if s <= step]
         self.write()
-        for logger in trainer.loggers:  # a resumed run is a new W&B run: replay
+        for logger in self.loggers(trainer):  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
                 logger.log_metrics({SAMPLE: ppl}, step=s)
 
@@ -105,12 +105,12 @@ class ValidationCurve(Callback):
         """Record the point the validation loop just scored."""
         if not trainer.is_global_zero:
             return
-        step, ppl = trainer.global_step, float(trainer.callback_metrics[PPL])
+        step, ppl = trainer.global_step, float(trainer.callback_metrics[self.metric(PPL)])
         if not math.isfinite(ppl):
             raise DivergedError(f"{PPL} is {ppl} at step {step}: training diverged")
         self.points.append((step, ppl))
         self.write()
-        for logger in trainer.loggers:
+        for logger in self.loggers(trainer):
             logger.log_metrics({SAMPLE: ppl}, step=step)
 
     def definition(self) -> dict[str, Any]:

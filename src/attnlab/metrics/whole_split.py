@@ -12,10 +12,10 @@ the same thing as ``reports/metrics/<variant>/seed-<seed>/eval.json``.
 import logging
 
 import lightning.pytorch as pl
-from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from torch import Tensor
 
+from attnlab.members import MemberCallback
 from attnlab.metrics.bpb import bits_per_byte, scored_bytes
 from attnlab.metrics.perplexity import perplexity
 
@@ -24,7 +24,7 @@ PPL = "val/ppl"
 BPB = "val/bpb"
 
 
-class WholeSplitScore(Callback):
+class WholeSplitScore(MemberCallback):
     """Score the trained model on the whole validation split; put it in the W&B summary.
 
     Args:
@@ -49,11 +49,11 @@ class WholeSplitScore(Callback):
         """Score the split (rank zero only) and write the numbers into each W&B run."""
         if not trainer.is_global_zero:
             return
-        score = perplexity(pl_module, self.val_tokens, self.length, self.batch_size)
+        score = perplexity(self.model(pl_module), self.val_tokens, self.length, self.batch_size)
         self.values = {PPL: score.ppl}
         if self.token_bytes is not None:
             self.values[BPB] = bits_per_byte(score, scored_bytes(self.val_tokens, self.token_bytes))
-        for logger in trainer.loggers:
+        for logger in self.loggers(trainer):
             if not isinstance(logger, WandbLogger):
                 continue
             try:

@@ -1,4 +1,9 @@
-"""Stage ``train@{variant}-{seed}``: train one run; write its model, metrics and curves."""
+"""Stage ``train@{variant}-{seed}``: train one run; write its model, metrics and curves.
+
+Given several ``--seed``, the command trains them as one seed group in one process and
+writes each one's outputs exactly where its own stage would: ``attnlab repro`` runs the
+ready ``train`` stages of a variant this way, then records each stage in ``dvc.lock``.
+"""
 
 import logging
 from typing import Annotated
@@ -7,16 +12,29 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
-from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, run_stage
 from attnlab.training import TrainJob
 from attnlab.training.along_steps import along_steps
 from attnlab.training.capacity import check_fits_in_memory, runs_on_cpu
-from attnlab.training.recorded import RunFiles, train_and_record
+from attnlab.training.recorded import RecordedRun, RunFiles, train_and_record_group
+
+# One seed per stage in dvc.yaml; several make a seed group (attnlab repro's grouping).
+RunSeeds = Annotated[
+    list[int],
+    typer.Option(
+        "--seed",
+        min=0,
+        max=2**32 - 1,
+        help="The run's seed (one of params `seeds`): its weights, dropout and batch order, "
+        "unless the variant pins train.init_seed or train.data_seed. Repeat it to train "
+        "several seeds of the variant together in this process, each run as its own.",
+    ),
+]
 
 
 def main(
     variant: Annotated[str, typer.Option("--variant", help="The variant to train.")],
-    seed: RunSeed,
+    seed: RunSeeds,
     params: ParamsFile = DEFAULT_PARAMS,
     resume: Resume = True,
     keep_checkpoint: Annotated[
@@ -47,28 +65,38 @@ def main(
     """
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = load_params(params)
-    job = TrainJob.from_params(cfg, variant, seed)
-    if runs_on_cpu(job.trainer.accelerator):
-        batch = job.variant.train.batch_size
+    jobs = [TrainJob.from_params(cfg, variant, one) for one in seed]
+    job = jobs[0]
+    if runs_on_cpu(job.trainer.accelerator):  # a group holds every member's activations
+        batch = job.variant.train.batch_size * len(jobs)
         check_fits_in_memory(job.variant.model, batch, "train.batch_size", training=True)
-    files = RunFiles(
-        paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.run_folders(variant, seed)
-    )
     # The catalogue's experiments that measure this run along training (E09, E11). The
     # stage does not declare the catalogue (a claim's edit must not retrain every run):
     # after a change to an experiment's `along`, `dvc repro -f` its rows' train stages.
     along = along_steps(job) if cfg.measured_along(variant) else ()
-    result = train_and_record(
-        cfg, job, files, resume=resume, keep_checkpoint=keep_checkpoint, along=along
-    )
-    if not result.is_global_zero:
+    runs = [
+        RecordedRun(
+            one,
+            RunFiles(
+                paths.TRAIN_TOKENS,
+                paths.VAL_TOKENS,
+                paths.TOKENIZER,
+                *paths.run_folders(variant, one.seed),
+            ),
+            along,
+        )
+        for one in jobs
+    ]
+    results = train_and_record_group(cfg, runs, resume=resume, keep_checkpoint=keep_checkpoint)
+    if not results[0].is_global_zero:
         return  # DDP: rank 0 alone wrote the outputs
-    metrics = result.metrics
-    print(
-        f"{paths.run(variant, seed)}: train/loss {metrics['train/loss']:.4f} "
-        f"after {metrics['steps']} steps, "
-        f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
-    )
+    for one, result in zip(jobs, results, strict=True):
+        metrics = result.metrics
+        print(
+            f"{paths.run(variant, one.seed)}: train/loss {metrics['train/loss']:.4f} "
+            f"after {metrics['steps']} steps, "
+            f"{metrics['wall_s']:.1f} s, {metrics['tokens_per_s']:,.0f} tokens/s"
+        )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import lightning.pytorch as pl
 
 from attnlab.config.variants import BudgetParams
 from attnlab.files import write_atomically
+from attnlab.members import MemberCallback
 from attnlab.runs.along_weights import step_file
 from attnlab.runs.model_folder import weights_bytes
 from attnlab.training.job import TrainJob
@@ -45,7 +46,7 @@ def along_steps(job: TrainJob) -> tuple[int, ...]:
     return tuple(sorted(step for step in kept if step <= job.steps))
 
 
-class AlongTraining(pl.Callback):
+class AlongTraining(MemberCallback):
     """Write the model's weights at each of ``steps`` into ``folder`` (rank 0 alone).
 
     Step 0 is written when training starts from scratch, every other step at the end of
@@ -65,7 +66,7 @@ class AlongTraining(pl.Callback):
     def _keep(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         step = trainer.global_step
         if step in self.steps and step != self._written and trainer.is_global_zero:
-            write_atomically(self.folder / step_file(step), weights_bytes(pl_module.model))
+            write_atomically(self.folder / step_file(step), weights_bytes(self.model(pl_module)))
             self._written = step
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:

@@ -6,6 +6,13 @@ and returns the trained model, its curve and its metrics. Writing the stage's ou
 left to the caller (:mod:`attnlab.stages.train`), through :mod:`attnlab.runs`.
 The ``val/ppl`` curve, when asked for, is Lightning's validation loop
 (:class:`~attnlab.metrics.ValidationCurve`, :mod:`attnlab.training.trainer`).
+
+:func:`train_group` trains several seeds of one variant in one fit, a *seed group*: one
+process, one Trainer, one checkpoint, and per member what its single run has (its
+initial weights, batches and dropout stream, its curves, its W&B run, its along-training
+weights, its result). Each member trains as its single run does (:mod:`.task`); what a
+group saves is the fixed cost of a process per run, and on a GPU the idle time between
+one small model's kernels. A single run is a group of one.
 """
 
 import logging
@@ -14,7 +21,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +32,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError, DivergedError
+from attnlab.members import MemberCallback
 from attnlab.metrics.validation_curve import ValidationCurve
 from attnlab.models import LanguageModel
 from attnlab.paths import seed_label
@@ -38,7 +46,7 @@ from attnlab.training.checkpoints import (
     remove_stale_temporaries,
 )
 from attnlab.training.datamodule import TokenWindows
-from attnlab.training.job import TrainJob, checkpoint_dir, fingerprint
+from attnlab.training.job import TrainJob, checkpoint_dir, fingerprint, group_fingerprint
 from attnlab.training.kernels import should_compile
 from attnlab.training.lock import exclusive_run
 from attnlab.training.loss_curve import LossCurve
@@ -47,7 +55,7 @@ from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
 from attnlab.training.result import TrainResult, run_metrics
 from attnlab.training.signals import DeferredStop, sigint_as_sigterm
-from attnlab.training.task import LanguageModelTask
+from attnlab.training.task import LanguageModelTask, MemberRandomness
 from attnlab.training.tracking import (
     finish_run,
     git_revision,
@@ -94,6 +102,24 @@ def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[
     return path, step
 
 
+@dataclass(frozen=True)
+class Member:
+    """One run of a fit: its job, and what it records besides its loss curve.
+
+    Attributes:
+        job: The resolved variant, budget, seed and hardware.
+        curve: Its ``val/ppl`` curve, drawn by Lightning's validation loop, if any.
+        callbacks: Its own Lightning callbacks (the whole-split score; a single run's
+            may be any, e.g. a pruner). In a group each must be a :class:`MemberCallback`.
+        along: Steps whose weights to keep (:mod:`attnlab.training.along_steps`).
+    """
+
+    job: TrainJob
+    curve: ValidationCurve | None = None
+    callbacks: tuple[pl.Callback, ...] = ()
+    along: tuple[int, ...] = ()
+
+
 def train_variant(
     job: TrainJob,
     train_tokens: Path,
@@ -111,26 +137,18 @@ def train_variant(
     tags: Sequence[str] = (),
     along: Sequence[int] = (),
 ) -> TrainResult:
-    """Train ``job``'s variant on the token file ``train_tokens``.
-
-    Only one process at a time trains a configuration: rank 0 holds the lock of the run's
-    checkpoint folder (:mod:`attnlab.training.lock`) for the whole fit. The resume state
-    of a finished run is left in place, for the caller to remove with
-    :meth:`TrainResult.discard_resume_state` once every output is safely written.
+    """Train ``job``'s variant on the token file ``train_tokens``: a group of one.
 
     Args:
         job: The resolved variant, budget, seed and hardware.
         train_tokens: The train split (a token Parquet file).
-        run_root: Where resume state lives (outside the project; see runs.py).
+        run_root: Where resume state lives (outside the project; see job.py).
         wandb_folder: The parent of W&B's ``wandb/`` folder.
-        resume: Continue from this configuration's checkpoint if there is one; False
-            deletes it and starts from step 0.
-        keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
-            deleting the resume state after success.
-        resumable: Write checkpoints at all. False (a sweep trial, which a retry starts
-            afresh) writes none, and removes the run's folder however the fit ends.
-        live_progress: Draw a progress bar; None means "when stdout is a terminal".
-        project_dir: The checkout whose git revision the run records (default: cwd).
+        resume: As :func:`train_group`.
+        keep_checkpoint: As :func:`train_group`.
+        resumable: As :func:`train_group`.
+        live_progress: As :func:`train_group`.
+        project_dir: As :func:`train_group`.
         data: Batches other than P0's token windows (e.g. the Winograd sentences); they
             must be :class:`StepBatch` es whose step is the global step. ``train_tokens``
             is then only fingerprinted.
@@ -138,12 +156,72 @@ def train_variant(
             windows (P0's token windows only: ``data`` must then be None).
         callbacks: Extra Lightning callbacks (pruning, the whole-split score), run after
             the loss and validation curves and before the checkpoint and the progress.
-        tags: W&B tags beside the experiment and the variant (e.g. the study).
-        along: Steps whose weights to keep (:mod:`attnlab.training.along_steps`), written into
-            the resume folder and handed back as :attr:`TrainResult.along`; needs
-            ``resumable`` (the files must outlive a kill).
+        tags: As :func:`train_group`.
+        along: Steps whose weights to keep, handed back as :attr:`TrainResult.along`;
+            needs ``resumable`` (the files must outlive a kill).
 
     Raises:
+        As :func:`train_group`.
+    """
+    (result,) = train_group(
+        [Member(job, curve, tuple(callbacks), tuple(along))],
+        train_tokens,
+        run_root,
+        wandb_folder,
+        resume=resume,
+        keep_checkpoint=keep_checkpoint,
+        resumable=resumable,
+        live_progress=live_progress,
+        project_dir=project_dir,
+        data=data,
+        tags=tags,
+    )
+    return result
+
+
+def train_group(
+    members: Sequence[Member],
+    train_tokens: Path,
+    run_root: Path,
+    wandb_folder: Path,
+    *,
+    resume: bool = True,
+    keep_checkpoint: bool = False,
+    resumable: bool = True,
+    live_progress: bool | None = None,
+    project_dir: Path | None = None,
+    data: pl.LightningDataModule | None = None,
+    tags: Sequence[str] = (),
+) -> list[TrainResult]:
+    """Train the seeds of one variant together, in one Lightning fit; a result per member.
+
+    Only one process at a time trains a configuration: rank 0 holds the lock of the
+    group's checkpoint folder (:mod:`attnlab.training.lock`) for the whole fit. The
+    folder is named after the fingerprints of all members, so a group resumes only the
+    state it wrote: a member whose configuration changed makes another group, which
+    starts from step 0. The resume state of a finished fit is left in place, for the
+    caller to remove with :meth:`TrainResult.discard_resume_state` once every output is
+    safely written.
+
+    Args:
+        members: The runs, one variant under distinct seeds (the same steps and batch).
+        train_tokens: The train split (a token Parquet file).
+        run_root: Where resume state lives (outside the project; see job.py).
+        wandb_folder: The parent of W&B's ``wandb/`` folder.
+        resume: Continue from the group's checkpoint if there is one; False deletes it
+            and starts from step 0.
+        keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
+            deleting the resume state after success.
+        resumable: Write checkpoints at all. False (a sweep trial, which a retry starts
+            afresh) writes none, and removes the run's folder however the fit ends.
+        live_progress: Draw a progress bar; None means "when stdout is a terminal".
+        project_dir: The checkout whose git revision the runs record (default: cwd).
+        data: A single run's batches other than P0's token windows (see train_variant).
+        tags: W&B tags beside the experiment, the variant and the seed (e.g. the study).
+
+    Raises:
+        ValueError: the members are not one variant under distinct seeds, or a group
+            is asked for what only a single run does.
         RunLocked: another live process trains this configuration.
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
         DivergedError: a loss, a val/ppl point or a final weight is not finite.
@@ -152,16 +230,24 @@ def train_variant(
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
-    digest = fingerprint(job, train_tokens, curve)
-    folder = checkpoint_dir(run_root, job, digest)
-    if curve is not None and data is not None:
-        raise ValueError("curve: draws from P0's token windows, not from the given data")
-    if along and not resumable:
+    members = tuple(members)
+    _check_group(members, data)
+    if any(m.along for m in members) and not resumable:
         raise ValueError("along: kept in the resume folder, which a non-resumable fit removes")
-    data = data if data is not None else TokenWindows.for_job(job, train_tokens, curve)
+    if data is not None and any(m.curve is not None for m in members):
+        raise ValueError("curve: draws from P0's token windows, not from the given data")
+    jobs = [member.job for member in members]
+    digests = tuple(fingerprint(m.job, train_tokens, m.curve) for m in members)
+    if len(members) == 1:
+        digest, folder = digests[0], checkpoint_dir(run_root, jobs[0], digests[0])
+    else:
+        digest = group_fingerprint(digests)
+        folder = checkpoint_dir(run_root, jobs[0], digest, [job.seed for job in jobs])
+    curve = members[0].curve  # the windows and cadence of every member's curve
+    data = data if data is not None else TokenWindows.for_jobs(jobs, train_tokens, curve)
     call = _Run(
-        job, wandb_folder, folder, digest, resume and resumable, keep_checkpoint, resumable,
-        live_progress, project_dir, data, curve, tuple(callbacks), tuple(tags), tuple(along),
+        members, wandb_folder, folder, digest, digests, resume and resumable, keep_checkpoint,
+        resumable, live_progress, project_dir, data, tuple(tags),
     )  # fmt: skip
     with ExitStack() as held:
         if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
@@ -171,32 +257,70 @@ def train_variant(
         return _train(call)
 
 
+def _check_group(members: tuple[Member, ...], data: pl.LightningDataModule | None) -> None:
+    """Refuse a group that is not one variant under distinct seeds, or that asks too much."""
+    if not members:
+        raise ValueError("a fit trains at least one run")
+    if len(members) == 1:
+        return
+    first = members[0].job
+    if any(m.job.variant != first.variant or m.job.steps != first.steps for m in members):
+        raise ValueError("a seed group trains one variant: the members' configurations differ")
+    if len({m.job.seed for m in members}) != len(members):
+        raise ValueError("a seed group's members need distinct seeds")
+    if data is not None:
+        raise ValueError("a seed group draws P0's token windows: data is for a single run")
+    curves = {None if m.curve is None else repr(m.curve.definition()) for m in members}
+    if len(curves) != 1:
+        raise ValueError("a seed group's members score the same val/ppl windows, or none")
+    if not all(isinstance(cb, MemberCallback) for m in members for cb in m.callbacks):
+        raise ValueError("a seed group's callbacks must follow one member (MemberCallback)")
+
+
 @dataclass(frozen=True)
 class _Run:
-    """The arguments of one :func:`train_variant` call, with its fingerprint and folder."""
+    """The arguments of one :func:`train_group` call, with its fingerprints and folder."""
 
-    job: TrainJob
+    members: tuple[Member, ...]
     wandb_folder: Path
     folder: Path
     digest: str
+    member_digests: tuple[str, ...]
     resume: bool
     keep_checkpoint: bool
     resumable: bool
     live_progress: bool | None
     project_dir: Path | None
     data: pl.LightningDataModule
-    curve: ValidationCurve | None
-    callbacks: tuple[pl.Callback, ...]
     tags: tuple[str, ...]
-    along: tuple[int, ...]
+    grouped: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grouped", len(self.members) > 1)
+
+    @property
+    def name(self) -> str:
+        """The variant, and in a group its seeds: what the log lines speak of."""
+        variant = self.members[0].job.variant.name
+        if not self.grouped:
+            return variant
+        return f"{variant} ({', '.join(seed_label(m.job.seed) for m in self.members)})"
+
+    def member_folder(self, index: int) -> Path:
+        """Where member ``index`` keeps its own resume state (its W&B id, its along files)."""
+        if not self.grouped:
+            return self.folder
+        return self.folder / seed_label(self.members[index].job.seed)
 
 
-def _train(call: _Run) -> TrainResult:
+def _train(call: _Run) -> list[TrainResult]:
     """Build the task and the trainer, check the resume point, track, fit, gather."""
-    job, folder = call.job, call.folder
-    task = _task(job)
-    losses = LossCurve(job.runtime.log_every_n_steps)
-    trainer = build_trainer(job, _callbacks(call, losses), folder, call.curve)
+    jobs = [member.job for member in call.members]
+    job, folder = jobs[0], call.folder
+    task = _task(jobs)
+    losses = [LossCurve(job.runtime.log_every_n_steps) for _ in call.members]
+    own = [_own_callbacks(call, i, losses[i]) for i in range(len(call.members))]
+    trainer = build_trainer(job, _callbacks(call, losses, own), folder, call.members[0].curve)
     compiled = should_compile(job.trainer, job.steps, trainer.strategy.root_device.type)
     if compiled:
         task.use_compiled_step()
@@ -204,132 +328,179 @@ def _train(call: _Run) -> TrainResult:
     start, first_step = _resume_point(folder, call.digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
-    config, revision = _config(call)
-    run = _start_tracking(call, trainer, config, revision, resuming=start is not None)
+    revision = git_revision(call.project_dir or Path.cwd())
+    configs = [_config(call, i, revision) for i in range(len(call.members))]
+    runs = _start_tracking(call, trainer, configs, own, resuming=start is not None)
     kernels = "compiled" if compiled else "eager"
-    metrics = _tracked_fit(call, trainer, task, losses, start, first_step, run, kernels)
+    fit = _FitParts(trainer, task, losses, runs)
+    metrics = _tracked_fit(call, fit, start, first_step, kernels)
     leader = trainer.is_global_zero
     discard = leader and call.resumable and not call.keep_checkpoint
-    return TrainResult(
-        model=task.model.cpu(),
-        config=config,
-        metrics=metrics if leader else {},
-        curve=list(losses.points) if leader else [],
-        is_global_zero=leader,
-        provenance={
-            **revision,
-            "dvc_experiment": config["dvc_experiment"],
-            "wandb_run": run.id if run is not None else None,
-        },
-        resume_state=folder if discard else None,
-        along=folder / ALONG if call.along and leader else None,
-    )
+    return [
+        TrainResult(
+            model=task.members[i].cpu(),
+            config=configs[i],
+            metrics=metrics[i] if leader else {},
+            curve=list(losses[i].points) if leader else [],
+            is_global_zero=leader,
+            provenance={
+                **revision,
+                "dvc_experiment": configs[i]["dvc_experiment"],
+                "wandb_run": runs[i].id if runs[i] is not None else None,
+            },
+            resume_state=folder if discard else None,
+            along=call.member_folder(i) / ALONG if member.along and leader else None,
+        )
+        for i, member in enumerate(call.members)
+    ]
 
 
-def _task(job: TrainJob) -> LanguageModelTask:
-    """The variant's freshly initialised model, in the task that trains it with its recipe."""
-    # The init seed draws the weights below, then dropout (the global RNG, after init);
-    # the batches draw from the data seed alone (TokenWindows.for_job, or the caller's data).
-    pl.seed_everything(job.init_seed, verbose=False)
+def _task(jobs: Sequence[TrainJob]) -> LanguageModelTask:
+    """Each run's freshly initialised model, in the task that trains them with the recipe."""
+    # A run's init seed draws its weights below, then its dropout (the global RNG after
+    # init: MemberRandomness keeps each member's); the batches draw from the data seed
+    # alone (TokenWindows.for_jobs, or the caller's data).
+    models, randomness = [], MemberRandomness()
+    for job in jobs:
+        pl.seed_everything(job.init_seed, verbose=False)
+        models.append(LanguageModel(job.variant.model))
+        randomness.capture()
+    job = jobs[0]
     torch.set_float32_matmul_precision(job.trainer.matmul_precision)
     recipe = job.variant.train
     return LanguageModelTask(
-        LanguageModel(job.variant.model),
+        models,
         recipe.lr,
         (recipe.betas[0], recipe.betas[1]),
         recipe.weight_decay,
         job.warmup_steps,
+        randomness,
     )
 
 
-def _callbacks(call: _Run, losses: LossCurve) -> list[pl.Callback]:
+def _own_callbacks(call: _Run, index: int, losses: LossCurve) -> list[pl.Callback]:
+    """The callbacks that follow member ``index``: its curves, its own, its along weights."""
+    member = call.members[index]
+    curve = [member.curve] if member.curve is not None else []
+    along = [AlongTraining(call.member_folder(index) / ALONG, member.along)] if member.along else []
+    own = [losses, *curve, *member.callbacks, *along]
+    if call.grouped:
+        for callback in own:
+            assert isinstance(callback, MemberCallback)  # _check_group saw to it
+            callback.bind(index)
+    return own
+
+
+def _callbacks(
+    call: _Run, losses: list[LossCurve], own: list[list[pl.Callback]]
+) -> list[pl.Callback]:
     """Every callback of the fit, in the order their hooks must run."""
-    job = call.job
+    job = call.members[0].job
     # Lightning's checkpoint holds no RNG state (PITFALLS 6): RngState resumes dropout's draws.
-    ours: list[pl.Callback] = [losses, RngState(), DeferredStop()]
-    if call.curve is not None:  # records its point before a pruner or a checkpoint reads it
-        ours.append(call.curve)
+    ours: list[pl.Callback] = [*losses, RngState(), DeferredStop()]
+    # A curve records its point before a pruner or a checkpoint reads it.
+    ours += [member.curve for member in call.members if member.curve is not None]
     every = job.runtime.checkpoint.every_n_train_steps
     saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.resumable else []
-    if call.along:  # before the checkpoint: a step is kept before it can be resumed past
-        saving.insert(0, AlongTraining(call.folder / ALONG, call.along))
+    # Before the checkpoint: a step is kept before it can be resumed past.
+    along = [cb for callbacks in own for cb in callbacks if isinstance(cb, AlongTraining)]
     progress = Progress(
-        job.variant.name,
-        job.tokens_per_step,
+        call.name,
+        job.tokens_per_step * len(call.members),
         job.runtime.log_every_n_steps,
-        losses,
+        losses[0],
         call.live_progress,
     )
-    return [*ours, *call.callbacks, *saving, progress]
+    extra = [callback for member in call.members for callback in member.callbacks]
+    return [*ours, *extra, *along, *saving, progress]
 
 
-def _config(call: _Run) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The run's recorded configuration, and the git revision it was trained at."""
-    revision = git_revision(call.project_dir or Path.cwd())
-    config = {
-        **call.job.config(),
-        "fingerprint": call.digest,
+def _config(call: _Run, index: int, revision: dict[str, Any]) -> dict[str, Any]:
+    """Member ``index``'s recorded configuration, at the git revision it was trained at."""
+    return {
+        **call.members[index].job.config(),
+        "fingerprint": call.member_digests[index],
         **revision,
         "dvc_experiment": os.environ.get("DVC_EXP_NAME"),
     }
-    return config, revision
 
 
 def _start_tracking(
     call: _Run,
     trainer: pl.Trainer,
-    config: dict[str, Any],
-    revision: dict[str, Any],
+    configs: list[dict[str, Any]],
+    own: list[list[pl.Callback]],
     resuming: bool,
-) -> Any:
-    """Start rank 0's W&B run and log into it; None on the other ranks or with W&B off."""
+) -> list[Any]:
+    """Start rank 0's W&B run of each member and log into it; None for each elsewhere.
+
+    A single run logs through the trainer's logger; a group member through its own
+    callbacks (each bound to its member and its run).
+    """
     if not trainer.is_global_zero:
-        return None
-    job, variant = call.job, call.job.variant.name
-    run = start_run(
-        job.runtime.wandb,
-        run_name(variant, job.seed, revision["git_commit"]),
-        replica_group(variant, config),
-        [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
-        config,
-        call.wandb_folder,
-        call.folder,
-        resuming,
-    )
-    if run is not None:
-        trainer.loggers = [WandbLogger(experiment=run)]
-    return run
+        return [None] * len(call.members)
+    runs = []
+    for i, member in enumerate(call.members):
+        job, variant = member.job, member.job.variant.name
+        run = start_run(
+            job.runtime.wandb,
+            run_name(variant, job.seed, configs[i]["git_commit"]),
+            replica_group(variant, configs[i]),
+            [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
+            configs[i],
+            call.wandb_folder,
+            call.member_folder(i),
+            resuming,
+        )
+        loggers = [WandbLogger(experiment=run)] if run is not None else []
+        if not call.grouped:
+            trainer.loggers = loggers
+        else:
+            for callback in own[i]:
+                assert isinstance(callback, MemberCallback)  # _check_group saw to it
+                callback.bind(i, loggers)
+        runs.append(run)
+    return runs
+
+
+@dataclass(frozen=True)
+class _FitParts:
+    """What one fit is made of: the trainer, the task, each member's curve and W&B run."""
+
+    trainer: pl.Trainer
+    task: LanguageModelTask
+    losses: list[LossCurve]
+    runs: list[Any]
 
 
 def _tracked_fit(
-    call: _Run,
-    trainer: pl.Trainer,
-    task: LanguageModelTask,
-    losses: LossCurve,
-    start: Path | None,
-    first_step: int,
-    run: Any,
-    kernels: str,
-) -> dict[str, Any]:
-    """Fit, measure, and finish the W&B run whatever the fit's fate (PITFALLS 5)."""
-    job = call.job
-    summary: dict[str, Any] | None = None
+    call: _Run, fit: _FitParts, start: Path | None, first_step: int, kernels: str
+) -> list[dict[str, Any]]:
+    """Fit, measure each member, and finish every W&B run whatever the fit's fate (PITFALLS 5)."""
+    summaries: list[dict[str, Any]] = []
     exit_code = 1
     try:
         began = time.perf_counter()
-        _fit(call, trainer, task, start)
+        _fit(call, fit.trainer, fit.task, start)
         wall_s = time.perf_counter() - began
-        summary = run_metrics(job, trainer, task.model, losses.points, wall_s, first_step)
-        summary["kernels"] = kernels
+        for i, member in enumerate(call.members):
+            summary = run_metrics(
+                member.job, fit.trainer, fit.task.members[i], fit.losses[i].points, wall_s,
+                first_step,
+            )  # fmt: skip
+            summary["kernels"] = kernels
+            summary["group_seeds"] = [m.job.seed for m in call.members]
+            summaries.append(summary)
         exit_code = 0
     except DivergedError as err:
         raise DivergedError(
-            f"{job.variant.name}: {err} (a lower train.lr, or some train.warmup_steps, may "
+            f"{call.name}: {err} (a lower train.lr, or some train.warmup_steps, may "
             "help); no model or metrics were written"
         ) from None
     finally:
-        finish_run(run, summary, exit_code)
-    return summary
+        for i, run in enumerate(fit.runs):
+            finish_run(run, summaries[i] if exit_code == 0 else None, exit_code)
+    return summaries
 
 
 def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path | None) -> None:
@@ -339,7 +510,7 @@ def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path |
             trainer.fit(task, datamodule=call.data, ckpt_path=start)
         except SIGTERMException:
             raise TrainingInterrupted(
-                f"{call.job.variant.name}: stopped by {stop.name} at step {trainer.global_step}"
+                f"{call.name}: stopped by {stop.name} at step {trainer.global_step}"
                 f"{_rerun_hint(call)}",
                 stop.name,
             ) from None

@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -167,6 +167,15 @@ def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def group_fingerprint(member_fingerprints: Sequence[str]) -> str:
+    """A seed group's fingerprint: its members' (:func:`fingerprint`), in their order.
+
+    A group resumes only its own state: change one member and the group is another.
+    """
+    joined = ",".join(member_fingerprints)
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
 def run_root_from_env(environ: Mapping[str, str] = os.environ) -> Path:
     """``ATTNLAB_RUN_ROOT`` if set, else ``~/.cache/attnlab``, as an absolute path."""
     return Path(environ.get(RUN_ROOT_ENV) or DEFAULT_RUN_ROOT).expanduser().resolve()
@@ -178,6 +187,10 @@ def wandb_dir(run_root: Path, environ: Mapping[str, str] = os.environ) -> Path:
     return Path(configured).expanduser().resolve() if configured else run_root / "wandb"
 
 
-def checkpoint_dir(run_root: Path, job: TrainJob, digest: str) -> Path:
-    """``<run root>/checkpoints/<variant>-seed-<seed>-<fingerprint>``: one folder per run."""
-    return run_root / "checkpoints" / f"{job.variant.name}-{seed_label(job.seed)}-{digest}"
+def checkpoint_dir(run_root: Path, job: TrainJob, digest: str, group: Sequence[int] = ()) -> Path:
+    """``<run root>/checkpoints/<variant>-seed-<seed>-<fingerprint>``: one folder per run.
+
+    A seed group's (``group``: its seeds) is ``<variant>-seeds-<s1>-<s2>...-<fingerprint>``.
+    """
+    who = f"seeds-{'-'.join(map(str, group))}" if group else seed_label(job.seed)
+    return run_root / "checkpoints" / f"{job.variant.name}-{who}-{digest}"

@@ -7,7 +7,8 @@ handed to the loggers (W&B), each beside the learning rate its step used (``trai
 a host-side float: no sync), and kept for the plots file. The points travel in the
 checkpoint, so a resumed run's curve is the uninterrupted run's curve, with no step
 missing or repeated. A non-finite loss stops the run at the flush that sees it: every
-later step would be NaN too, and a NaN curve must never be recorded as a result.
+later step would be NaN too, and a NaN curve must never be recorded as a result. In a seed
+group each member has its own curve, of its own loss (the step's ``losses``).
 """
 
 import math
@@ -18,12 +19,13 @@ import torch
 from torch import Tensor
 
 from attnlab.errors import DivergedError
+from attnlab.members import MemberCallback
 
 LOSS = "train/loss"
 LR = "train/lr"
 
 
-class LossCurve(pl.Callback):
+class LossCurve(MemberCallback):
     """Record ``(step, train/loss)`` for every step; ``step`` counts updates before it.
 
     Step 0 is the loss of the first batch under the initial weights (about ln V).
@@ -49,7 +51,7 @@ class LossCurve(pl.Callback):
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Replay a resumed run's earlier points into this run's loggers (a new W&B run)."""
-        for logger in trainer.loggers:
+        for logger in self.loggers(trainer):
             for step, value in self.points:
                 logger.log_metrics({LOSS: value}, step=step)
 
@@ -62,7 +64,10 @@ class LossCurve(pl.Callback):
         batch_idx: int,
     ) -> None:
         """Queue this step's loss; flush every ``log_every_n_steps`` steps."""
-        loss = outputs["loss"] if isinstance(outputs, dict) else outputs
+        if self.member is not None:
+            loss = outputs["losses"][self.member]
+        else:
+            loss = outputs["loss"] if isinstance(outputs, dict) else outputs
         if not self._pending:
             self._pending_start = batch.step
         self._pending.append(loss.detach())
@@ -104,7 +109,7 @@ class LossCurve(pl.Callback):
             if not math.isfinite(value):
                 raise DivergedError(f"{LOSS} is {value} at step {step}: training diverged")
         self.points.extend(new)
-        for logger in trainer.loggers:
+        for logger in self.loggers(trainer):
             for (step, value), lr in zip(new, rates, strict=True):
                 logger.log_metrics({LOSS: value, LR: lr}, step=step)
 

@@ -24,7 +24,7 @@ from attnlab.metrics.windows import sample_windows
 from attnlab.runs.along_weights import keep_along
 from attnlab.runs.curve_files import write_curve
 from attnlab.runs.model_folder import save_trained_model
-from attnlab.training.fit import train_variant
+from attnlab.training.fit import Member, train_group
 from attnlab.training.job import TrainJob, run_root_from_env, wandb_dir
 from attnlab.training.result import TrainResult
 
@@ -77,54 +77,91 @@ def train_and_record(
     keep_checkpoint: bool = False,
     along: Sequence[int] = (),
 ) -> TrainResult:
-    """Train ``job`` and write its model, ``train.json`` and curves (rank 0 alone, under DDP).
+    """Train ``job`` and write its model, ``train.json`` and curves: a group of one.
 
-    The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded windows for
-    every run, drawn from params ``seed``) and ``evaluate.batch_size``; the resume state
-    lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output is written.
-    The weights of the steps ``along`` (:func:`attnlab.training.along_steps.along_steps`) go
-    into the model folder's ``along/``, with their manifest.
+    As :func:`train_and_record_group`, for a single run.
+    """
+    (result,) = train_and_record_group(
+        params, [RecordedRun(job, files, tuple(along))], resume, keep_checkpoint
+    )
+    return result
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """One run to train and record: its job, its files, the steps whose weights it keeps."""
+
+    job: TrainJob
+    files: RunFiles
+    along: tuple[int, ...] = ()
+
+
+def train_and_record_group(
+    params: Params,
+    runs: Sequence[RecordedRun],
+    resume: bool = True,
+    keep_checkpoint: bool = False,
+) -> list[TrainResult]:
+    """Train ``runs`` (one, or a seed group) in one fit; write each one's outputs.
+
+    Each run writes its model, ``train.json`` and curves (rank 0 alone, under DDP), as its
+    single run would. The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded
+    windows for every run, drawn from params ``seed``) and ``evaluate.batch_size``; the
+    resume state lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output of
+    every run is written. The weights of the steps ``along``
+    (:func:`attnlab.training.along_steps.along_steps`) go into the model folder's
+    ``along/``, with their manifest.
 
     Raises:
         TokenFileError: a token file does not fit the model (its block size or vocabulary).
     """
     run_root = run_root_from_env()
-    model = job.variant.model
-    val_tokens = read_tokens(files.val_tokens)
-    check_fits(
-        read_tokens(files.train_tokens), files.train_tokens, model.block_size, model.vocab_size
-    )
-    check_fits(val_tokens, files.val_tokens, model.block_size, model.vocab_size)
-    val_points = validation_curve(params, val_tokens, model.block_size, files.curves)
-    whole_split = WholeSplitScore(
-        val_tokens,
-        model.block_size,
-        params.evaluate.batch_size,
-        token_byte_lengths(files.tokenizer),
-    )
-    result = train_variant(
-        job,
-        files.train_tokens,
+    first = runs[0]
+    model = first.job.variant.model
+    val_tokens = read_tokens(first.files.val_tokens)
+    train_tokens = first.files.train_tokens
+    check_fits(read_tokens(train_tokens), train_tokens, model.block_size, model.vocab_size)
+    check_fits(val_tokens, first.files.val_tokens, model.block_size, model.vocab_size)
+    token_bytes = token_byte_lengths(first.files.tokenizer)
+    curves = [validation_curve(params, val_tokens, model.block_size, r.files.curves) for r in runs]
+    batch_size = params.evaluate.batch_size
+    members = [
+        Member(
+            run.job,
+            curve,
+            (WholeSplitScore(val_tokens, model.block_size, batch_size, token_bytes),),
+            run.along,
+        )
+        for run, curve in zip(runs, curves, strict=True)
+    ]
+    results = train_group(
+        members,
+        train_tokens,
         run_root,
         wandb_dir(run_root),
         resume=resume,
         keep_checkpoint=keep_checkpoint,
-        curve=val_points,
-        callbacks=[whole_split],
-        along=along,
     )
-    if not result.is_global_zero:
-        return result  # DDP: rank 0 alone writes the outputs
+    if not results[0].is_global_zero:
+        return results  # DDP: rank 0 alone writes the outputs
+    for run, curve, result in zip(runs, curves, results, strict=True):
+        _record(params, run, curve, result)
+    for result in results:  # only now: a failed write above can still resume
+        result.discard_resume_state()
+    return results
+
+
+def _record(params: Params, run: RecordedRun, curve: ValidationCurve, result: TrainResult) -> None:
+    """Write one run's model (and along weights), ``train.json`` and curves."""
+    files = run.files
     save_trained_model(result.model, result.config, files.model)
     if result.along is not None:
-        keep_along(result.along, files.model, along)
+        keep_along(result.along, files.model, run.along)
     # The configuration's fingerprint lets the report tell this run from a stale one.
-    fingerprint = run_configuration(job.config(), params).fingerprints[TRAIN]
+    fingerprint = run_configuration(run.job.config(), params).fingerprints[TRAIN]
     paths.write_metrics(
         files.metrics / paths.TRAIN_METRICS,
         {**result.metrics, FINGERPRINT: fingerprint, "provenance": result.provenance},
     )
     write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
-    val_points.write()  # a resume at the last step drew no point, and wrote no file
-    result.discard_resume_state()  # only now: a failed write above can still resume
-    return result
+    curve.write()  # a resume at the last step drew no point, and wrote no file

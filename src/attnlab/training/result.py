@@ -53,7 +53,7 @@ class TrainResult:
         alone while another process holds its lock: that process owns it now.
         """
         folder = self.resume_state
-        if folder is None:
+        if folder is None or not folder.exists():  # a group's members share one folder
             return
         try:
             with exclusive_run(folder):
