@@ -85,6 +85,15 @@ def repro_command(
             "`dvc repro` does; on a clone of the record that retrains every model.",
         ),
     ] = True,
+    seed_groups: Annotated[
+        bool,
+        typer.Option(
+            "--seed-groups/--no-seed-groups",
+            help="Train the ready train stages of one variant (its seeds) together in one "
+            "process, then record each stage as DVC would (the default); --no-seed-groups "
+            "runs each train stage alone.",
+        ),
+    ] = True,
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -104,6 +113,9 @@ def repro_command(
     the record runs only what your changes made stale; `--retrain` runs every stage whose
     outputs are absent. Before work predicted to take over 15 minutes (the record's costs
     scaled by this machine's speed) the plan is printed. Stage logs: .dvc/tmp/attnlab-repro/.
+    The ready train stages of one variant start as one seed group: one process trains
+    their seeds together (each run as its own), then each stage's entry is written into
+    `dvc.lock` as `dvc repro` writes it.
     """
     from attnlab.fanout import repro
     from attnlab.fanout.exclusive import only_fan_out
@@ -118,6 +130,7 @@ def repro_command(
             set_params=set_param or (),
             name=name,
             allow_missing=allow_missing,
+            seed_groups=seed_groups,
         )
     if result.signal is not None:
         sys.exit(128 + result.signal)

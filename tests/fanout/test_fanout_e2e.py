@@ -258,3 +258,52 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
     assert trained.variant.train.lr == 0.00002
     assert trained.config["dvc_experiment"] == "lr-2e-5"
+
+
+GROUP_SEEDS = (SEED, SEED + 1, SEED + 2)
+
+
+def _train_stages(seeds) -> list[str]:
+    return [f"train@ladder-mlp-{seed}" for seed in seeds]
+
+
+def _entries(root: Path, stages: list[str]) -> tuple[dict, dict]:
+    """The stages' dvc.lock entries and metrics, as _record reads them (seed groups aside)."""
+    lock, metrics = _record(root)
+    for values in metrics.values():
+        values.pop("group_seeds", None)  # which seeds shared the process: the one difference
+    return {stage: lock[stage] for stage in stages}, metrics
+
+
+def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_alone(project):
+    project.edit_params(lambda params: params.update(seeds=list(GROUP_SEEDS)))
+    stages = _train_stages(GROUP_SEEDS)
+    # One place: the three seeds train as one group, on one thread as the serial runs do.
+    out = _fan_out(project, "--jobs", "1", *stages)
+    assert "3 stages to bring up to date" in out
+    assert out.count(": ran in ") == 3 and out.count("(with 2 other seed(s))") == 3, out
+    grouped = _entries(project.root, stages)
+    again = _fan_out(project, "--jobs", "1", *stages)
+    assert "0 stages to bring up to date" in again and ": ran in " not in again
+
+    # The same stages, each alone, as plain `dvc repro` runs them.
+    serial_env = {**project.env, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    for stage in stages:
+        done = subprocess.run(
+            [sys.executable, "-m", "dvc", "repro", "--force", "--single-item", stage],
+            cwd=project.root,
+            env=serial_env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    serial = _entries(project.root, stages)
+    # Entry for entry: command, deps, params, and every output with its hash (the model,
+    # the curves: trained bit for bit as alone), metrics files by content.
+    assert grouped == serial
+
+    # A fourth seed: only its run trains.
+    project.edit_params(lambda params: params.update(seeds=[*GROUP_SEEDS, SEED + 3]))
+    out = _fan_out(project, "--jobs", "1", *_train_stages([*GROUP_SEEDS, SEED + 3]))
+    assert "1 stages to bring up to date" in out
+    assert f"train@ladder-mlp-{SEED + 3}: ran in " in out and out.count(": ran in ") == 1

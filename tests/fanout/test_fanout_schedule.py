@@ -97,5 +97,8 @@ def test_dvc_lock_failures_are_told_apart_from_stage_failures():
     assert lost_a_lock("ERROR: Unable to acquire lock. Most likely another DVC process")
     assert lost_a_lock("ERROR: 'data/models/a' is busy, it is being blocked by:\n  (PID 1)")
     assert not lost_a_lock("error: params.yaml is invalid")
-    assert outcome("Running stage 'train@a':\n> python ...") == "ran"
-    assert outcome("Stage 'train@a' didn't change, skipping") == "up to date"
+    assert outcome("Running stage 'train@a':\n> python ...", "train@a") == "ran"
+    assert outcome("Stage 'train@a' didn't change, skipping", "train@a") == "up to date"
+    # A seed group's log speaks of several stages: each is read apart.
+    group = "Stage 'train@a-1' didn't change, skipping\nRunning stage 'train@a-2':"
+    assert outcome(group, "train@a-1") == "up to date" and outcome(group, "train@a-2") == "ran"

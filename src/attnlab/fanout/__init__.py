@@ -26,7 +26,7 @@ from attnlab.fanout.experiment import (
     save_experiment,
 )
 from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
-from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
+from attnlab.fanout.launcher import FanOut, FanOutResult
 from attnlab.fanout.phases import inputs_of, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
@@ -60,6 +60,7 @@ def repro(
     set_params: Sequence[str] = (),
     name: str | None = None,
     allow_missing: bool = True,
+    seed_groups: bool = True,
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -75,6 +76,8 @@ def repro(
             whose only change is data absent here, as ``dvc repro --allow-missing`` does (a
             fresh clone of the record has no models). False: run every stage whose outputs
             are absent, as plain ``dvc repro`` does.
+        seed_groups: Train the ready train stages of one variant as one seed group
+            (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
         out: Where the progress lines go.
 
     Raises:
@@ -101,7 +104,7 @@ def repro(
         raise
     result = FanOutResult()
     if plan is None:
-        result = FanOut(root, inputs, resources, environ, out).run()
+        result = FanOut(root, inputs, resources, environ, out, seed_groups=seed_groups).run()
         if not result.ok:
             return result
         plan = read_plan(root, targets, allow_missing=allow_missing)
@@ -109,10 +112,10 @@ def repro(
     if experiment is not None and targets:
         plan = with_views(plan)  # the experiment's metrics and charts show its runs
     predicted = _forecast(root, plan, resources, out)
-    fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted)
+    fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted, seed_groups)
     result = merged(result, fan_out.run())
     wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
-    line = sync_line(offline_runs(root / LOG_FOLDER / f"{stage}.log" for stage in wrote))
+    line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
     if line:
         print(line, file=out)
     if experiment is not None and result.ok:

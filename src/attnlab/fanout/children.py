@@ -1,5 +1,8 @@
 """One stage as a child process: ``dvc repro --single-item <stage>``, logged and stoppable.
 
+A seed group (the train stages of one variant, :mod:`~attnlab.fanout.seed_groups`) is one
+child too: :mod:`~attnlab.fanout.group_stage`, which prints DVC's lines for each stage.
+
 Serves the fan-out of the whole catalogue. Each child is DVC itself, so the stage runs
 exactly as in a serial ``dvc repro``: DVC checks that it changed, runs its command,
 hashes its outputs and writes its entry into ``dvc.lock``. DVC holds the repository lock
@@ -26,6 +29,8 @@ from pathlib import Path
 
 import psutil
 
+from attnlab.fanout import group_stage
+
 # What DVC prints when it could not take its repository lock, or a stage's per-path lock.
 _LOCK_FAILURES = ("Unable to acquire lock", "is busy, it is being blocked by")
 _RAN = "Running stage '"
@@ -39,18 +44,23 @@ def repro_command(stage: str, allow_missing: bool = False) -> list[str]:
     return [*command, "--allow-missing", stage] if allow_missing else [*command, stage]
 
 
+def child_name(stages: tuple[str, ...]) -> str:
+    """A child's name: its stage, or a seed group's first stage and how many more."""
+    return stages[0] if len(stages) == 1 else f"{stages[0]}+{len(stages) - 1}"
+
+
 @dataclass
 class Child:
-    """A running ``dvc repro --single-item``, its log file and its timing.
+    """A running ``dvc repro --single-item`` (or seed group), its log file and its timing.
 
     Attributes:
-        stage: The stage it reproduces.
+        stages: The stage it reproduces; a seed group's stages.
         log: Where its stdout and stderr go.
         device: The GPU it was given (None on a CPU).
         attempt: 1 for the first start, more after lock retries.
     """
 
-    stage: str
+    stages: tuple[str, ...]
     log: Path
     device: str | None
     attempt: int
@@ -58,10 +68,15 @@ class Child:
     started: float = field(default_factory=time.monotonic)
     _signalled: set[int] = field(default_factory=set)  # each process gets one SIGTERM
 
+    @property
+    def stage(self) -> str:
+        """What the child is called in the progress lines and its log's name."""
+        return child_name(self.stages)
+
     @classmethod
     def start(
         cls,
-        stage: str,
+        stages: tuple[str, ...],
         root: Path,
         log: Path,
         env: dict[str, str],
@@ -69,11 +84,15 @@ class Child:
         attempt: int,
         allow_missing: bool = False,
     ) -> "Child":
-        """Start reproducing ``stage`` in ``root``; output goes to ``log`` (appended)."""
+        """Start reproducing ``stages`` in ``root``; output goes to ``log`` (appended)."""
         log.parent.mkdir(parents=True, exist_ok=True)
+        if len(stages) == 1:
+            command = repro_command(stages[0], allow_missing)
+        else:
+            command = group_stage.command_line(stages, allow_missing)
         with open(log, "ab") as handle:
             process = subprocess.Popen(
-                repro_command(stage, allow_missing),
+                command,
                 cwd=root,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -81,7 +100,7 @@ class Child:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: see the module docstring
             )
-        return cls(stage, log, device, attempt, process)
+        return cls(stages, log, device, attempt, process)
 
     def poll(self) -> int | None:
         """The exit status once DVC has exited, else None."""
@@ -149,15 +168,15 @@ def lost_a_lock(output: str) -> bool:
     return any(marker in output for marker in _LOCK_FAILURES)
 
 
-def touched_outputs(output: str) -> bool:
-    """Whether DVC got as far as running the stage, having deleted its outputs first."""
-    return _RAN in output or _RESTORED in output
+def touched_outputs(output: str, stage: str) -> bool:
+    """Whether DVC got as far as running ``stage``, having deleted its outputs first."""
+    return f"{_RAN}{stage}'" in output or f"'{stage}' {_RESTORED}" in output
 
 
-def outcome(output: str) -> str:
+def outcome(output: str, stage: str) -> str:
     """``ran``, ``restored`` (from DVC's run cache) or ``up to date``, as DVC reported it."""
-    if _RAN in output:
+    if f"{_RAN}{stage}'" in output:
         return "ran"
-    if _RESTORED in output:
+    if f"'{stage}' {_RESTORED}" in output:
         return "restored"
-    return "up to date" if _SKIPPED in output else "done"
+    return "up to date" if f"'{stage}' {_SKIPPED}" in output else "done"

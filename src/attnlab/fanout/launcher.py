@@ -22,11 +22,18 @@ from types import FrameType
 from typing import TextIO
 
 from attnlab.errors import AttnlabError
-from attnlab.fanout.children import Child, lost_a_lock, outcome, touched_outputs
+from attnlab.fanout.children import (
+    Child,
+    child_name,
+    lost_a_lock,
+    outcome,
+    touched_outputs,
+)
 from attnlab.fanout.forecast import Forecast, clock
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
 from attnlab.fanout.restore import restore_outputs
+from attnlab.fanout.seed_groups import launch_units
 
 POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
@@ -44,6 +51,7 @@ class FanOutResult:
     blocked: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
     signal: int | None = None
+    logs: dict[str, Path] = field(default_factory=dict)  # each started stage's log
 
     @property
     def ok(self) -> bool:
@@ -83,6 +91,8 @@ class FanOut:
         out: Where the progress lines go.
         allow_missing: Each stage runs as ``dvc repro --allow-missing``.
         forecast: Each stage's predicted seconds, for the time left (None: not shown).
+        seed_groups: Start the ready train stages of one variant as one seed group
+            (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
     """
 
     root: Path
@@ -92,7 +102,8 @@ class FanOut:
     out: TextIO = sys.stdout
     allow_missing: bool = False
     forecast: Forecast | None = None
-    _running: dict[str, Child] = field(default_factory=dict)
+    seed_groups: bool = True
+    _running: dict[str, Child] = field(default_factory=dict)  # by each stage it runs
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
     _retry_at: dict[str, float] = field(default_factory=dict)
@@ -132,51 +143,65 @@ class FanOut:
             for name in self.plan.order
         )
 
+    def _children(self) -> list[Child]:
+        """Each running child once (a seed group's is listed under each of its stages)."""
+        return list({id(child): child for child in self._running.values()}.values())
+
     def _start_ready(self, result: FanOutResult) -> None:
         settled = self._settled(result)
         now = time.monotonic()
-        for name in self.plan.ready(self._done, settled | set(self._running)):
-            if len(self._running) >= self.resources.jobs:
-                return
-            if self._retry_at.get(name, 0.0) > now:
-                continue
-            busy = Counter(child.device for child in self._running.values() if child.device)
+        ready = [
+            name
+            for name in self.plan.ready(self._done, settled | set(self._running))
+            if self._retry_at.get(name, 0.0) <= now
+        ]
+        free = self.resources.jobs - len(self._children())
+        for stages in launch_units(ready, free, self.seed_groups):
+            busy = Counter(child.device for child in self._children() if child.device)
             device = self.resources.pick_device(busy)
-            self._attempts[name] += 1
-            log = self.root / LOG_FOLDER / f"{name}.log"
-            if self._attempts[name] == 1:
+            attempt = max(self._attempts[name] for name in stages) + 1
+            log = self.root / LOG_FOLDER / f"{child_name(stages)}.log"
+            if attempt == 1:
                 log.unlink(missing_ok=True)  # a previous fan-out's log
+            for name in stages:
+                self._attempts[name] = attempt
+                result.logs[name] = log
             env = self.resources.child_environment(self.environ, device)
-            self._running[name] = Child.start(
-                name, self.root, log, env, device, self._attempts[name], self.allow_missing
+            child = Child.start(
+                stages, self.root, log, env, device, attempt, self.allow_missing
             )
+            for name in stages:
+                self._running[name] = child
 
     def _collect(self, result: FanOutResult) -> None:
-        for name, child in list(self._running.items()):
+        for child in self._children():
             status = child.poll()
             if status is None:
                 continue
-            del self._running[name]
+            for name in child.stages:
+                del self._running[name]
             output = child.output()
             if status != 0 and lost_a_lock(output) and child.attempt < LOCK_RETRIES:
                 # Another DVC process held a lock: try again shortly, with a growing wait.
-                self._retry_at[name] = time.monotonic() + min(30.0, 2.0 ** (child.attempt - 1))
+                retry = time.monotonic() + min(30.0, 2.0 ** (child.attempt - 1))
+                self._retry_at.update(dict.fromkeys(child.stages, retry))
                 continue
             if status == 0:
-                self._finished(name, child, output, result)
-            else:
-                result.failed.append(name)
-                self._report(name, f"FAILED (exit {status}), log: {child.log}", result)
-                tail = "\n".join(output.rstrip().splitlines()[-15:])
-                self._say("    " + tail.replace("\n", "\n    "))
-                if touched_outputs(output):
-                    self._to_restore.append(name)
+                for name in child.stages:
+                    self._finished(name, child, output, result)
+                continue
+            result.failed.extend(child.stages)
+            self._report(child.stage, f"FAILED (exit {status}), log: {child.log}", result)
+            tail = "\n".join(output.rstrip().splitlines()[-15:])
+            self._say("    " + tail.replace("\n", "\n    "))
+            self._to_restore += [name for name in child.stages if touched_outputs(output, name)]
 
     def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
         self._done.add(name)
-        kind = outcome(output)
+        kind = outcome(output, name)
         (result.ran if kind == "ran" else result.up_to_date).append(name)
-        self._report(name, f"{kind} in {child.seconds:.1f} s", result)
+        grouped = f" (with {len(child.stages) - 1} other seed(s))" if len(child.stages) > 1 else ""
+        self._report(name, f"{kind} in {child.seconds:.1f} s{grouped}", result)
 
     def _report(self, name: str, what: str, result: FanOutResult) -> None:
         finished = len(self._settled(result))
@@ -194,9 +219,9 @@ class FanOut:
         name = signal.Signals(result.signal).name if result.signal else "a signal"
         self._say(f"{name}: stopping {len(self._running)} running stage(s) at their next step")
         deadline = time.monotonic() + STOP_GRACE_S
-        while any(child.group_alive() for child in self._running.values()):
+        while any(child.group_alive() for child in self._children()):
             late = time.monotonic() > deadline
-            for child in self._running.values():
+            for child in self._children():
                 # Again each turn: a command DVC starts meanwhile is stopped too.
                 if late:
                     child.kill()
@@ -209,7 +234,7 @@ class FanOut:
                 self._finished(stage, child, output, result)
                 continue
             result.stopped.append(stage)
-            if touched_outputs(output):
+            if touched_outputs(output, stage):
                 self._to_restore.append(stage)
         self._running.clear()
         self._say("stopped; rerun the same command to continue from the checkpoints")

@@ -72,4 +72,5 @@ def merged(first: FanOutResult, then: FanOutResult) -> FanOutResult:
         blocked=first.blocked + then.blocked,
         stopped=first.stopped + then.stopped,
         signal=then.signal if then.signal is not None else first.signal,
+        logs={**first.logs, **then.logs},
     )

@@ -1,0 +1,130 @@
+"""Reproduce the train stages of one variant's seeds in one process, then record each stage.
+
+``python -m attnlab.fanout.group_stage [--allow-missing] train@<variant>-<seed> ...`` is
+what the fan-out runs for a seed group (:mod:`~attnlab.fanout.seed_groups`). It does what
+``dvc repro --single-item`` does for each stage, with the training shared:
+
+1. Under DVC's repository lock, it asks DVC which of the stages changed (a stage that did
+   not is skipped, as DVC skips it), checks that their commands differ only in the seed,
+   notes the hash of every dependency and deletes their outputs.
+2. Without the lock, it runs the first stage's command with every seed
+   (``--seed a --seed b ...``): :mod:`attnlab.stages.train` trains them as one group and
+   writes each run's outputs where its own stage would.
+3. Under the lock again, it checks that no dependency changed meanwhile (params.yaml, the
+   tokens, the code: a changed one would be recorded against outputs it did not make),
+   then saves, commits and records each stage as DVC's own repro does: the same
+   ``dvc.lock`` entry, the outputs in the cache and in the run cache.
+
+It prints DVC's own lines (``Running stage '...'``, ``... didn't change, skipping``), which
+the fan-out reads per stage. SIGTERM reaches the training command, which saves its state;
+nothing is then recorded, and the fan-out restores the deleted outputs.
+"""
+
+import argparse
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import AttnlabError
+from attnlab.fanout.plan import locked_repo
+from attnlab.fanout.seed_groups import TRAIN_STAGE
+
+
+def group_command(commands: Sequence[str], seeds: Sequence[int]) -> str:
+    """The first stage's command with every seed: ``... --seed a --seed b ...``.
+
+    Raises:
+        AttnlabError: a command is not the first one with its own seed in place.
+    """
+    first, seed = commands[0], seeds[0]
+    if f"--seed {seed}" not in first:
+        raise AttnlabError(f"not a train stage's command (no --seed {seed}): {first}")
+    for command, other in zip(commands, seeds, strict=True):
+        if command != first.replace(f"--seed {seed}", f"--seed {other}"):
+            raise AttnlabError(f"the stages' commands differ beyond the seed: {command}")
+    return first + "".join(f" --seed {other}" for other in seeds[1:])
+
+
+def _dependency_hashes(stage: Any) -> list[tuple[str, Any]]:
+    """Every dependency of ``stage`` and its hash now (params: their values)."""
+    return [(str(dep), dep.get_hash()) for dep in stage.deps]
+
+
+def _changed_stages(repo: Any, names: Sequence[str], allow_missing: bool) -> list[Any]:
+    """The stages among ``names`` that DVC would run; says which it skips."""
+    graph = repo.index.graph
+    changed = []
+    for name in names:
+        (stage,) = repo.stage.collect(name)
+        upstream = list(graph.successors(stage))
+        if stage.changed(allow_missing=allow_missing, upstream=upstream):
+            changed.append(stage)
+        else:
+            print(f"Stage '{name}' didn't change, skipping", flush=True)
+    return changed
+
+
+def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = False) -> int:
+    """Bring the train stages ``names`` (one variant) up to date; the command's exit status.
+
+    Raises:
+        AttnlabError: a name is not a train stage, or they are not one variant's.
+    """
+    matches = [TRAIN_STAGE.match(name) for name in names]
+    if any(match is None for match in matches):
+        raise AttnlabError(f"not all train stages: {', '.join(names)}")
+    with locked_repo(root) as repo:
+        stages = _changed_stages(repo, names, allow_missing)
+        if not stages:
+            return 0
+        seeds = [int(TRAIN_STAGE.match(s.addressing)["seed"]) for s in stages]  # type: ignore[index]
+        command = group_command([stage.cmd for stage in stages], seeds)
+        before = {stage.addressing: _dependency_hashes(stage) for stage in stages}
+        for stage in stages:
+            print(f"Running stage '{stage.addressing}':", flush=True)
+            stage.remove_outs(ignore_remove=False, force=False)
+    print(f"> {command}", flush=True)
+    status = subprocess.run(command, shell=True, cwd=root).returncode
+    if status != 0:
+        return status
+    with locked_repo(root) as repo:
+        stages = [repo.stage.collect(name)[0] for name in before]
+        moved = [s.addressing for s in stages if _dependency_hashes(s) != before[s.addressing]]
+        if moved:
+            print(
+                f"ERROR: a dependency of {', '.join(moved)} changed while it trained; "
+                "nothing was recorded: rerun to train on what is there now",
+                file=sys.stderr,
+            )
+            return 1
+        for stage in stages:
+            stage.save(allow_missing=allow_missing, run_cache=True)
+            stage.commit(allow_missing=allow_missing)
+            stage.dump(update_pipeline=False)
+    print(f"Recorded {', '.join(before)} in dvc.lock", flush=True)
+    return 0
+
+
+def command_line(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
+    """The command that reproduces ``stages`` as one seed group, with this interpreter."""
+    flags = ["--allow-missing"] if allow_missing else []
+    return [sys.executable, "-m", "attnlab.fanout.group_stage", *flags, *stages]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The command line: ``[--allow-missing] STAGE...``; exits with the training's status."""
+    parser = argparse.ArgumentParser(prog="python -m attnlab.fanout.group_stage")
+    parser.add_argument("--allow-missing", action="store_true")
+    parser.add_argument("stages", nargs="+")
+    args = parser.parse_args(argv)
+    try:
+        sys.exit(reproduce_group(Path.cwd(), args.stages, args.allow_missing))
+    except AttnlabError as err:
+        print(f"ERROR: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

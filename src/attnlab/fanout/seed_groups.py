@@ -1,0 +1,51 @@
+"""Which ready stages start together: the train stages of one variant become a seed group.
+
+Every (variant, seed) stays its own DVC stage, ``train@<variant>-<seed>``: plain ``dvc
+repro`` runs each alone, and adding a seed adds only its stages. The fan-out, though, may
+start the ready train stages of one variant as one process
+(:mod:`~attnlab.fanout.group_stage`), which trains them together and then records each
+stage in ``dvc.lock`` as DVC would. That saves a process's fixed cost per run (imports,
+Lightning's set-up, the data, W&B) and, on a GPU, fills the device with several models'
+steps.
+
+A group uses one of the fan-out's places. When fewer units of work are ready than places
+are free, the largest groups are split so that no place idles (three seeds on two cores:
+a group of two beside a single run), since a process of one thread per core out-trains
+one of several threads (PERFORMANCE.md). Pure functions: tested without DVC.
+"""
+
+import re
+from collections.abc import Sequence
+
+TRAIN_STAGE = re.compile(r"^train@(?P<variant>.+)-(?P<seed>\d+)$")
+
+
+def launch_units(ready: Sequence[str], free: int, group: bool = True) -> list[tuple[str, ...]]:
+    """The children to start now: at most ``free`` tuples of stages, in plan order.
+
+    Args:
+        ready: Stages whose upstream stages have finished, in plan order.
+        free: Places free for new children.
+        group: Start the ready train stages of one variant as one seed group; False
+            starts every stage alone.
+    """
+    units: list[list[str]] = []
+    by_variant: dict[str, list[str]] = {}
+    for name in ready:
+        match = TRAIN_STAGE.match(name)
+        if not group or match is None:
+            units.append([name])
+        elif match["variant"] in by_variant:
+            by_variant[match["variant"]].append(name)
+        else:
+            by_variant[match["variant"]] = [name]
+            units.append(by_variant[match["variant"]])
+    units = units[: max(free, 0)]
+    while len(units) < free:  # a free place would idle: split the largest group
+        largest = max(units, key=len, default=[])
+        if len(largest) < 2:
+            break
+        at = units.index(largest)
+        half = (len(largest) + 1) // 2
+        units[at : at + 1] = [largest[:half], largest[half:]]
+    return [tuple(unit) for unit in units]

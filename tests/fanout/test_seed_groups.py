@@ -1,0 +1,50 @@
+"""Which ready stages start together (attnlab.fanout.seed_groups), and a group's command."""
+
+import pytest
+
+from attnlab.errors import AttnlabError
+from attnlab.fanout.group_stage import group_command
+from attnlab.fanout.seed_groups import launch_units
+
+P0 = [f"train@ladder-mlp-{seed}" for seed in (1337, 1338, 1339)]
+
+
+def test_the_ready_train_stages_of_one_variant_start_as_one_group():
+    ready = ["tokenize", *P0, "train@norm-pre-1337", "evaluate@ladder-mlp-1337"]
+    assert launch_units(ready, free=3) == [
+        ("tokenize",),
+        tuple(P0),
+        ("train@norm-pre-1337",),
+    ]
+
+
+def test_no_grouping_starts_every_stage_alone():
+    assert launch_units(P0, free=8, group=False) == [(name,) for name in P0]
+
+
+def test_a_group_is_split_rather_than_leave_a_place_idle():
+    # Three seeds on two cores: a group of two beside a single run, not one group and
+    # an idle core (one thread per process out-trains two threads in one).
+    assert launch_units(P0, free=2) == [tuple(P0[:2]), (P0[2],)]
+    assert launch_units(P0, free=5) == [(name,) for name in P0]
+    assert launch_units(P0, free=1) == [tuple(P0)]
+    assert launch_units(P0, free=0) == []
+
+
+def test_variant_names_with_dashes_and_digits_group_by_their_whole_name():
+    ready = ["train@dk-128-scaled-1337", "train@dk-128-unscaled-1337", "train@dk-128-scaled-1338"]
+    assert launch_units(ready, free=2) == [
+        ("train@dk-128-scaled-1337", "train@dk-128-scaled-1338"),
+        ("train@dk-128-unscaled-1337",),
+    ]
+
+
+def test_the_group_command_is_the_first_stage_s_with_every_seed():
+    commands = [f"python pipeline/train.py --variant ladder-mlp --seed {s}" for s in (7, 8, 9)]
+    assert group_command(commands, [7, 8, 9]) == (
+        "python pipeline/train.py --variant ladder-mlp --seed 7 --seed 8 --seed 9"
+    )
+    with pytest.raises(AttnlabError, match="differ beyond the seed"):
+        group_command([commands[0], commands[1].replace("mlp", "average")], [7, 8])
+    with pytest.raises(AttnlabError, match="no --seed 7"):
+        group_command(["python pipeline/evaluate.py"], [7])
