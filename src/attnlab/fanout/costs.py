@@ -7,7 +7,8 @@ their costs come from the record's own files under ``reports/``:
 
 - a training's seconds per step (``wall_s`` over the steps it really ran, the median over
   the variant's recorded runs on the same kind of device) times the steps the params give
-  it now, so a changed ``budget.scale`` scales the prediction;
+  it now, so a changed ``budget.scale`` scales the prediction; a run trained in a seed
+  group counts its share of the group's wall time;
 - a Winograd training's seconds per step the same way; an evaluation's own ``wall_s``;
 - a sweep: its trials, each the study's full length on its variant's step time (an upper
   bound: the pruner stops some early), one after the other; its best-trial check, one
@@ -68,7 +69,13 @@ class RecordedCosts:
     def _per_step(self, files: list[Path]) -> float | None:
         runs = _records(files)
         same = [r for r in runs if device_kind(r.get("device", "cpu")) == self.kind] or runs
-        steps = [(r["wall_s"], r["steps"] - r.get("resumed_from_step", 0)) for r in same]
+        steps = [
+            (
+                r["wall_s"] / len(r.get("group_seeds", [0])),
+                r["steps"] - r.get("resumed_from_step", 0),
+            )
+            for r in same
+        ]
         per_step = [wall / ran for wall, ran in steps if ran > 0]
         return statistics.median(per_step) if per_step else None
 
