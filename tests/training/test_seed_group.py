@@ -126,3 +126,28 @@ def test_a_killed_group_resumes_bit_for_bit_as_the_uninterrupted_group(stage_pro
         for s in SEEDS
     }
     assert len(models) == len(SEEDS)
+
+
+def test_each_member_logs_its_own_curve_into_its_own_w_b_run(monkeypatch, tmp_path, train_tokens):
+    from train_helpers import offline_runs, read_offline_run
+
+    from attnlab.training.tracking import replica_group
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    jobs = _jobs("ladder-mlp", 8)
+    results = train_group(
+        [Member(job) for job in jobs],
+        train_tokens,
+        tmp_path / "runs",
+        tmp_path,
+        **_options(tmp_path),
+    )
+    runs = {run["config"]["seed"]: run for run in map(read_offline_run, offline_runs(tmp_path))}
+    assert sorted(runs) == list(SEEDS)
+    for job, result in zip(jobs, results, strict=True):
+        run = runs[job.seed]
+        assert run["exit_code"] == 0 and run["tags"][-1] == f"seed-{job.seed}"
+        assert run["group"] == replica_group("ladder-mlp", result.config)  # one group for all
+        logged = [row["train/loss"] for row in run["history"] if "train/loss" in row]
+        assert logged == [loss for _, loss in result.curve]  # its own losses, every step
+        assert run["summary"]["train/loss"] == result.metrics["train/loss"]
