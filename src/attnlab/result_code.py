@@ -18,9 +18,10 @@ PACKAGE = Path(__file__).parent
 # What shapes a trained model's weights: the model (its architecture and its modules), the
 # training loop (and the callbacks that follow one member of a seed group), the batches it
 # draws (a pure function of seed and step) from the token files, and the files it leaves
-# (the saved weights, and the kept steps that a resumed run continues). A checkpoint's fingerprint hashes this, in this order (and CURVE after it
-# when the run draws the val/ppl curve), so a change to a list makes every existing
-# checkpoint unusable (training then starts over).
+# (the saved weights, and the kept steps that a resumed run continues). A checkpoint's
+# fingerprint hashes this, in this order (and CURVE after it when the run draws the val/ppl
+# curve), so a change to a list makes every existing checkpoint unusable (training then
+# starts over).
 WEIGHTS = (
     "architecture.py",
     "models",
