@@ -167,9 +167,7 @@ class FanOut:
                 self._attempts[name] = attempt
                 result.logs[name] = log
             env = self.resources.child_environment(self.environ, device)
-            child = Child.start(
-                stages, self.root, log, env, device, attempt, self.allow_missing
-            )
+            child = Child.start(stages, self.root, log, env, device, attempt, self.allow_missing)
             for name in stages:
                 self._running[name] = child
 
