@@ -96,7 +96,7 @@ def group_lines(runs: list[Run]) -> list[dict]:
             "tflops": statistics.fmean(run.tflops for run in members),
             "wall_s": statistics.fmean(run.wall_s for run in members),
         }
-        for name, members in groups.items()
+        for name, members in sorted(groups.items())
     ]
 
 
@@ -150,13 +150,13 @@ def summary(runs: list[Run], fan_out_wall_s: float, peak: dict, gpu: dict | None
 
 def print_summary(figures: dict, out: TextIO) -> None:
     """The figures as the terminal shows them: one line per group, then the totals."""
-    header = f"{'group':<36} {'runs':>4} {'steps':>11} {'tokens/s':>10} {'TFLOP/s':>8}"
+    header = f"{'group':<40} {'runs':>4} {'steps':>11} {'tokens/s':>10} {'TFLOP/s':>8}"
     print(f"\n{header} {'wall_s':>8}", file=out)
     for line in figures["groups"]:
         first, last = line["steps"][0], line["steps"][-1]
         steps = str(first) if first == last else f"{first}-{last}"
         print(
-            f"{line['group']:<36} {line['runs']:>4} {steps:>11} {line['tokens_per_s']:>10.0f} "
+            f"{line['group']:<40} {line['runs']:>4} {steps:>11} {line['tokens_per_s']:>10.0f} "
             f"{line['tflops']:>8.4f} {line['wall_s']:>8.1f}",
             file=out,
         )
