@@ -6,7 +6,8 @@ stage output in ``dvc.lock`` whose JSON holds ``steps``, ``tokens_seen``, ``para
 floating-point operations, N its parameters and D the tokens it trained on (2·N·D forward,
 4·N·D backward). Attention's context-length term, the evaluations and the sweeps' trials
 (which record no tokens) are not counted, so the figures are a lower bound on the work
-done. A run's rate is its FLOP over its own ``wall_s``; the aggregate rate is the total
+done. A run's rate is its process's: its FLOP over its own ``wall_s``, times the runs of a
+seed group (``group_seeds``: they trained together, in one wall time); the aggregate is the total
 over the fan-out's wall time, compared with the device's float32 peak (the pipeline trains
 in float32 without TF32). Only the standard library and PyYAML are used: this module runs
 before the carried wheels are installed.
@@ -37,6 +38,7 @@ class Run:
     wall_s: float
     tokens_per_s: float
     device: str
+    shared: int = 1  # the runs of its seed group, which trained in one process at once
 
     @property
     def flop(self) -> float:
@@ -45,8 +47,8 @@ class Run:
 
     @property
     def tflops(self) -> float:
-        """The achieved rate over the training's own wall time, in TFLOP/s."""
-        return self.flop / self.wall_s / 1e12 if self.wall_s > 0 else 0.0
+        """The rate its process achieved over its wall time, in TFLOP/s (a group's: all runs)."""
+        return self.shared * self.flop / self.wall_s / 1e12 if self.wall_s > 0 else 0.0
 
 
 def recorded_runs(root: Path) -> list[Run]:
@@ -77,13 +79,14 @@ def _run(stage: str, record: dict) -> Run:
         tokens_seen=int(record["tokens_seen"]),
         params=int(record["params"]),
         wall_s=float(record["wall_s"]),
-        tokens_per_s=float(record.get("tokens_per_s") or 0.0),
+        tokens_per_s=float(record.get("tokens_per_s") or 0.0) * len(record.get("group_seeds", [0])),
         device=str(record.get("device", "?")),
+        shared=len(record.get("group_seeds", [0])),
     )
 
 
 def group_lines(runs: list[Run]) -> list[dict]:
-    """Per group of replicas: runs, steps, mean tokens/s, mean TFLOP/s, mean wall_s."""
+    """Per group of replicas: runs, steps, and the mean process's tokens/s, TFLOP/s, wall_s."""
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.group, []).append(run)
