@@ -41,7 +41,9 @@ def main() -> None:
     seeds = ",".join(map(str, args.seeds))
     overrides = [f"budget.scale={args.budget}", f"seeds=[{seeds}]"]
     stages = [f"train@{args.variant}-{seed}" for seed in args.seeds]
-    env = {**os.environ, "WANDB_MODE": "disabled", "DVC_NO_ANALYTICS": "1"}
+    # The stages' `python` is this interpreter, activated or not.
+    path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PATH": path, "WANDB_MODE": "disabled", "DVC_NO_ANALYTICS": "1"}
     env.pop("OMP_NUM_THREADS", None)
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     kinds = {"single stages": ["--no-seed-groups"], "seed group": []}
