@@ -20,14 +20,20 @@ from attnlab.errors import AttnlabError
 ParamsFile = Annotated[Path, typer.Option("--params", help="The params file to read.")]
 DEFAULT_PARAMS = Path("params.yaml")
 # The stages of a trained variant run once per seed of params `seeds` (dvc.yaml's matrix).
-RunSeed = Annotated[
-    int,
+_SEED_HELP = (
+    "The run's seed (one of params `seeds`): its weights, dropout and batch order, "
+    "unless the variant pins train.init_seed or train.data_seed."
+)
+RunSeed = Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help=_SEED_HELP)]
+# The train stage's: repeated, several seeds of the variant train as one seed group.
+RunSeeds = Annotated[
+    list[int],
     typer.Option(
         "--seed",
         min=0,
         max=2**32 - 1,
-        help="The run's seed (one of params `seeds`): its weights, dropout and batch order, "
-        "unless the variant pins train.init_seed or train.data_seed.",
+        help=f"{_SEED_HELP} Repeat it to train several seeds of the variant together in "
+        "this process, each run as its own (a seed group, as attnlab repro runs them).",
     ),
 ]
 # The training stages continue a killed run from its checkpoint unless told not to.

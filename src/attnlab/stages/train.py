@@ -12,24 +12,11 @@ import typer
 
 from attnlab import paths
 from attnlab.config import load_params
-from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, run_stage
+from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeeds, run_stage
 from attnlab.training import TrainJob
 from attnlab.training.along_steps import along_steps
 from attnlab.training.capacity import check_fits_in_memory, runs_on_cpu
 from attnlab.training.recorded import RecordedRun, RunFiles, train_and_record_group
-
-# One seed per stage in dvc.yaml; several make a seed group (attnlab repro's grouping).
-RunSeeds = Annotated[
-    list[int],
-    typer.Option(
-        "--seed",
-        min=0,
-        max=2**32 - 1,
-        help="The run's seed (one of params `seeds`): its weights, dropout and batch order, "
-        "unless the variant pins train.init_seed or train.data_seed. Repeat it to train "
-        "several seeds of the variant together in this process, each run as its own.",
-    ),
-]
 
 
 def main(
