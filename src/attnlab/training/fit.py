@@ -21,7 +21,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -293,10 +293,11 @@ class _Run:
     project_dir: Path | None
     data: pl.LightningDataModule
     tags: tuple[str, ...]
-    grouped: bool = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "grouped", len(self.members) > 1)
+    @property
+    def grouped(self) -> bool:
+        """Whether this fit trains a seed group (several members), not one run."""
+        return len(self.members) > 1
 
     @property
     def name(self) -> str:
