@@ -27,7 +27,7 @@ from attnlab.fanout.experiment import (
 )
 from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
 from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
-from attnlab.fanout.phases import inputs_of, merged, with_views
+from attnlab.fanout.phases import first_plan, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
     Resources,
@@ -91,11 +91,8 @@ def repro(
         environ[EXPERIMENT_VARIABLE] = experiment
     try:
         # An absent input is rebuilt first, as plain `dvc repro` would; the rest is planned
-        # once the inputs exist. With none absent nothing is asked: read_plan without
-        # targets plans the whole pipeline.
-        absent = inputs_of(root, targets) if allow_missing else []
-        inputs = read_plan(root, absent) if absent else StagePlan(())
-        plan = None if inputs.order else read_plan(root, targets, allow_missing=allow_missing)
+        # once the inputs exist.
+        inputs, plan = first_plan(root, targets, allow_missing)
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
