@@ -4,16 +4,20 @@
 ``dvc.lock`` entries and metrics, but several ``dvc repro --single-item`` children at a
 time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 (:mod:`~attnlab.fanout.plan`), with cores and GPUs shared out among them
-(:mod:`~attnlab.fanout.resources`), optionally as a ``dvc exp`` experiment
+(:mod:`~attnlab.fanout.resources`; on GPUs optionally under NVIDIA's MPS,
+:mod:`~attnlab.fanout.mps`), optionally as a ``dvc exp`` experiment
 (:mod:`~attnlab.fanout.experiment`). By default it starts from the record: absent inputs
 are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
 comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
 the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
 """
 
+import contextlib
+import dataclasses
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -27,6 +31,7 @@ from attnlab.fanout.experiment import (
 )
 from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
 from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
+from attnlab.fanout.mps import CONTROL, MpsMode, decide, mps_daemon
 from attnlab.fanout.phases import first_plan, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
@@ -60,6 +65,7 @@ def repro(
     set_params: Sequence[str] = (),
     name: str | None = None,
     allow_missing: bool = True,
+    mps: MpsMode = "off",
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -75,6 +81,8 @@ def repro(
             whose only change is data absent here, as ``dvc repro --allow-missing`` does (a
             fresh clone of the record has no models). False: run every stage whose outputs
             are absent, as plain ``dvc repro`` does.
+        mps: Whether the stages run under an MPS control daemon of the run's own
+            (:mod:`~attnlab.fanout.mps`), started after the first plan, stopped at the end.
         out: Where the progress lines go.
 
     Raises:
@@ -96,18 +104,19 @@ def repro(
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
-    result = FanOutResult()
-    if plan is None:
-        result = FanOut(root, inputs, resources, environ, out).run()
-        if not result.ok:
-            return result
-        plan = read_plan(root, targets, allow_missing=allow_missing)
-    change.announce(plan.order, out)
-    if experiment is not None and targets:
-        plan = with_views(plan)  # the experiment's metrics and charts show its runs
-    predicted = _forecast(root, plan, resources, out)
-    fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted)
-    result = merged(result, fan_out.run())
+    with _served(mps, root, environ, resources, out) as (environ, resources):
+        result = FanOutResult()
+        if plan is None:
+            result = FanOut(root, inputs, resources, environ, out).run()
+            if not result.ok:
+                return result
+            plan = read_plan(root, targets, allow_missing=allow_missing)
+        change.announce(plan.order, out)
+        if experiment is not None and targets:
+            plan = with_views(plan)  # the experiment's metrics and charts show its runs
+        predicted = _forecast(root, plan, resources, out)
+        fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted)
+        result = merged(result, fan_out.run())
     wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
     line = sync_line(offline_runs(root / LOG_FOLDER / f"{stage}.log" for stage in wrote))
     if line:
@@ -116,6 +125,19 @@ def repro(
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
+
+
+@contextlib.contextmanager
+def _served(
+    mode: MpsMode, root: Path, environ: dict[str, str], resources: Resources, out: TextIO
+) -> Iterator[tuple[dict[str, str], Resources]]:
+    """The stages' environment and resources, under an MPS daemon of the run's own if asked."""
+    decision = decide(mode, resources.devices, shutil.which(CONTROL), environ)
+    with mps_daemon(decision, environ, root / LOG_FOLDER / "mps", out) as served:
+        if served is None:
+            yield environ, resources
+        else:  # the daemon's servers number the devices from 0
+            yield served, dataclasses.replace(resources, renumbered=True)
 
 
 def _forecast(root: Path, plan: StagePlan, resources: Resources, out: TextIO) -> Forecast | None:
