@@ -18,7 +18,7 @@ import importlib.util
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -94,6 +94,17 @@ def repro_command(
             "runs each train stage alone.",
         ),
     ] = True,
+    mps: Annotated[
+        # attnlab.fanout.mps.MpsMode, spelled out: importing the fan-out costs a second here.
+        Literal["off", "on", "auto"],
+        typer.Option(
+            help="Run the stages under an NVIDIA MPS control daemon of this run's own, so "
+            "that the stages sharing a GPU run their kernels at once; stopped at the end. "
+            "on: start it, or say in one line why it cannot (no GPU, no "
+            "nvidia-cuda-mps-control) and run without it; auto: the same, silent on a "
+            "machine with no GPU.",
+        ),
+    ] = "off",
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -112,10 +123,11 @@ def repro_command(
     rebuilt, and a stage whose only change is absent data is current, so a fresh clone of
     the record runs only what your changes made stale; `--retrain` runs every stage whose
     outputs are absent. Before work predicted to take over 15 minutes (the record's costs
-    scaled by this machine's speed) the plan is printed. Stage logs: .dvc/tmp/attnlab-repro/.
-    The ready train stages of one variant start as one seed group: one process trains
-    their seeds together (each run as its own), then each stage's entry is written into
-    `dvc.lock` as `dvc repro` writes it.
+    scaled by this machine's speed) the plan is printed. With `--mps on` the stages sharing
+    a GPU run under NVIDIA's MPS daemon, started for the run and stopped at its end. The
+    ready train stages of one variant start as one seed group: one process trains their
+    seeds together (each run as its own), then each stage's entry is written into
+    `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/.
     """
     from attnlab.fanout import repro
     from attnlab.fanout.exclusive import only_fan_out
@@ -131,6 +143,7 @@ def repro_command(
             name=name,
             allow_missing=allow_missing,
             seed_groups=seed_groups,
+            mps=mps,
         )
     if result.signal is not None:
         sys.exit(128 + result.signal)

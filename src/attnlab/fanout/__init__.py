@@ -4,16 +4,20 @@
 ``dvc.lock`` entries and metrics, but several ``dvc repro --single-item`` children at a
 time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 (:mod:`~attnlab.fanout.plan`), with cores and GPUs shared out among them
-(:mod:`~attnlab.fanout.resources`), optionally as a ``dvc exp`` experiment
+(:mod:`~attnlab.fanout.resources`; on GPUs optionally under NVIDIA's MPS,
+:mod:`~attnlab.fanout.mps`), optionally as a ``dvc exp`` experiment
 (:mod:`~attnlab.fanout.experiment`). By default it starts from the record: absent inputs
 are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
 comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
 the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
 """
 
+import contextlib
+import dataclasses
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -26,8 +30,9 @@ from attnlab.fanout.experiment import (
     save_experiment,
 )
 from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
-from attnlab.fanout.launcher import FanOut, FanOutResult
-from attnlab.fanout.phases import inputs_of, merged, with_views
+from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
+from attnlab.fanout.mps import CONTROL, MpsMode, decide, mps_daemon
+from attnlab.fanout.phases import first_plan, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
     Resources,
@@ -61,6 +66,7 @@ def repro(
     name: str | None = None,
     allow_missing: bool = True,
     seed_groups: bool = True,
+    mps: MpsMode = "off",
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -78,6 +84,8 @@ def repro(
             are absent, as plain ``dvc repro`` does.
         seed_groups: Train the ready train stages of one variant as one seed group
             (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
+        mps: Whether the stages run under an MPS control daemon of the run's own
+            (:mod:`~attnlab.fanout.mps`), started after the first plan, stopped at the end.
         out: Where the progress lines go.
 
     Raises:
@@ -94,26 +102,24 @@ def repro(
         environ[EXPERIMENT_VARIABLE] = experiment
     try:
         # An absent input is rebuilt first, as plain `dvc repro` would; the rest is planned
-        # once the inputs exist. With none absent nothing is asked: read_plan without
-        # targets plans the whole pipeline.
-        absent = inputs_of(root, targets) if allow_missing else []
-        inputs = read_plan(root, absent) if absent else StagePlan(())
-        plan = None if inputs.order else read_plan(root, targets, allow_missing=allow_missing)
+        # once the inputs exist.
+        inputs, plan = first_plan(root, targets, allow_missing)
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
-    result = FanOutResult()
-    if plan is None:
-        result = FanOut(root, inputs, resources, environ, out, seed_groups=seed_groups).run()
-        if not result.ok:
-            return result
-        plan = read_plan(root, targets, allow_missing=allow_missing)
-    change.announce(plan.order, out)
-    if experiment is not None and targets:
-        plan = with_views(plan)  # the experiment's metrics and charts show its runs
-    predicted = _forecast(root, plan, resources, out)
-    fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted, seed_groups)
-    result = merged(result, fan_out.run())
+    with _served(mps, root, environ, resources, out) as (environ, resources):
+        result = FanOutResult()
+        if plan is None:
+            result = FanOut(root, inputs, resources, environ, out, seed_groups=seed_groups).run()
+            if not result.ok:
+                return result
+            plan = read_plan(root, targets, allow_missing=allow_missing)
+        change.announce(plan.order, out)
+        if experiment is not None and targets:
+            plan = with_views(plan)  # the experiment's metrics and charts show its runs
+        predicted = _forecast(root, plan, resources, out)
+        fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted, seed_groups)
+        result = merged(result, fan_out.run())
     wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
     line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
     if line:
@@ -122,6 +128,19 @@ def repro(
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
+
+
+@contextlib.contextmanager
+def _served(
+    mode: MpsMode, root: Path, environ: dict[str, str], resources: Resources, out: TextIO
+) -> Iterator[tuple[dict[str, str], Resources]]:
+    """The stages' environment and resources, under an MPS daemon of the run's own if asked."""
+    decision = decide(mode, resources.devices, shutil.which(CONTROL), environ)
+    with mps_daemon(decision, environ, root / LOG_FOLDER / "mps", out) as served:
+        if served is None:
+            yield environ, resources
+        else:  # the daemon's servers number the devices from 0
+            yield served, dataclasses.replace(resources, renumbered=True)
 
 
 def _forecast(root: Path, plan: StagePlan, resources: Resources, out: TextIO) -> Forecast | None:

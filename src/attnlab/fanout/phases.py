@@ -16,43 +16,58 @@ experiment's metrics and charts show what its runs changed.
 from collections.abc import Sequence
 from pathlib import Path
 
+from attnlab.fanout.dvc_graph import DvcGraph, read_graph
 from attnlab.fanout.launcher import FanOutResult
-from attnlab.fanout.plan import StagePlan, locked_repo
+from attnlab.fanout.plan import StagePlan, plan_of
 
 INPUTS = ("tokenize", "winograd-data")
 VIEWS = ("charts", "report")
 
 
-def inputs_of(root: Path, targets: Sequence[str]) -> list[str]:
+def first_plan(
+    root: Path, targets: Sequence[str], allow_missing: bool
+) -> tuple[StagePlan, StagePlan | None]:
+    """What runs first: the absent inputs' plan, or, with none absent, the plan itself.
+
+    One read of DVC's project answers both (each read parses ``dvc.lock`` again).
+
+    Args:
+        root: The DVC project.
+        targets: Stages as ``dvc repro`` takes them (none: the whole pipeline).
+        allow_missing: Start from the record (:func:`absent_inputs` run first); False:
+            plan as plain ``dvc repro`` does, with no inputs phase.
+
+    Returns:
+        The inputs' plan (empty when none is absent) and the plan of ``targets``, None
+        when the inputs must run first (the plan is read once they exist).
+
+    Raises:
+        AttnlabError: DVC cannot read the project or does not know a target.
+    """
+
+    def ask(graph: DvcGraph) -> tuple[StagePlan, StagePlan | None]:
+        absent = absent_inputs(graph, targets) if allow_missing else []
+        if absent:
+            return plan_of(graph, absent), None
+        return StagePlan(()), plan_of(graph, targets, allow_missing)
+
+    return read_graph(root, ask, " ".join(targets) or "the pipeline")
+
+
+def absent_inputs(graph: DvcGraph, targets: Sequence[str]) -> list[str]:
     """The input stages ``targets`` depend on (any, without targets) that are absent here.
 
     An input is absent when an output of its stage or of a stage upstream of it is not in
     the workspace. Only absence counts: an input present here but not in DVC's cache (a
-    cleared cache) is left to the plan, as any other stage is; so is a target DVC does not
-    know, which the plan reports.
+    cleared cache) is left to the plan, as any other stage is.
     """
-    from dvc.exceptions import DvcException
-
-    try:
-        with locked_repo(root) as repo:
-            graph = repo.index.graph
-            wanted = {
-                stage.addressing
-                for target in targets
-                for stage in repo.stage.collect(target, with_deps=True, graph=graph)
-            }
-            return [
-                name
-                for name in INPUTS
-                if (not targets or name in wanted)
-                and any(
-                    not out.exists
-                    for stage in repo.stage.collect(name, with_deps=True, graph=graph)
-                    for out in stage.outs
-                )
-            ]
-    except DvcException:
-        return []
+    wanted = {stage.addressing for stage in graph.upstream_of(targets)}
+    return [
+        name
+        for name in INPUTS
+        if name in wanted
+        and any(not out.exists for stage in graph.upstream_of([name]) for out in stage.outs)
+    ]
 
 
 def with_views(plan: StagePlan) -> StagePlan:

@@ -2,8 +2,9 @@
 
 Serves the whole catalogue (every experiment of docs/catalogue.md is a set of DVC stages).
 The graph and the up-to-date check come from DVC's API (``Repo.index.graph``,
-``Repo.status``), never from re-reading ``dvc.yaml``: DVC alone knows what ``foreach``
-expands to, which outputs feed which dependencies, and what its lock file records.
+``Stage.changed``, one read of the project per plan: :mod:`~attnlab.fanout.dvc_graph`),
+never from re-reading ``dvc.yaml``: DVC alone knows what ``foreach`` expands to, which
+outputs feed which dependencies, and what its lock file records.
 
 A stage is *planned* when DVC says it changed, or when anything upstream of it is planned
 (its inputs may change when that runs). A planned stage whose inputs come out unchanged is
@@ -15,17 +16,11 @@ cache, or an input whose producer is current) is current, as in ``dvc repro
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from attnlab.errors import AttnlabError
-
-if TYPE_CHECKING:  # DVC is imported where it is used: `attnlab --help` must not pay for it
-    from dvc.repo import Repo
+from attnlab.fanout.dvc_graph import DvcGraph, read_graph
 
 
 @dataclass(frozen=True)
@@ -85,6 +80,27 @@ def prune(
     return StagePlan(kept, {name: frozenset(waits[name]) for name in kept})
 
 
+def plan_of(graph: DvcGraph, targets: Sequence[str], allow_missing: bool = False) -> StagePlan:
+    """The plan for ``targets`` (every stage without targets) in a project's stage graph.
+
+    Args:
+        graph: The project, read once (:func:`~attnlab.fanout.dvc_graph.read_graph`).
+        targets: Stage names or ``dvc.yaml`` addresses as ``dvc repro`` takes them.
+        allow_missing: Count a stage whose only change is absent data as up to date.
+    """
+    import networkx as nx
+
+    stages = graph.upstream_of(targets)
+    changed = graph.changed(stages, allow_missing)
+    # Inside the read: a stage's addressing is relative to the working directory.
+    sub = graph.graph.subgraph(stages)
+    order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
+    upstream = {
+        stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
+    }
+    return prune(upstream, changed, order)
+
+
 def read_plan(
     root: Path, targets: Sequence[str], lock_retries: int = 10, allow_missing: bool = False
 ) -> StagePlan:
@@ -95,93 +111,15 @@ def read_plan(
         targets: Stage names or ``dvc.yaml`` addresses as ``dvc repro`` takes them; empty
             means every stage of the pipeline.
         allow_missing: Count a stage whose only change is absent data as up to date.
-        lock_retries: Attempts while another DVC process holds a lock on a stage's
-            outputs (DVC's status takes them too), waiting 1, 2, 4 ... up to 30 s between.
+        lock_retries: Attempts while another DVC process holds a lock (see
+            :func:`~attnlab.fanout.dvc_graph.read_graph`).
 
     Raises:
         AttnlabError: DVC cannot read the project or does not know a target.
     """
-    # DVC is imported here: `attnlab --help` must not pay for it.
-    from dvc.exceptions import DvcException
-    from dvc.lock import LockError
-
-    for attempt in range(lock_retries):
-        try:
-            return _ask_dvc(root, targets, allow_missing)
-        except LockError:
-            if attempt == lock_retries - 1:
-                raise AttnlabError(f"dvc's locks under {root}/.dvc/tmp stayed taken") from None
-            time.sleep(min(30.0, 2.0**attempt))
-        except DvcException as err:
-            raise AttnlabError(
-                f"dvc cannot plan {' '.join(targets) or 'the pipeline'}: {_with_mark(err)}"
-            ) from None
-    raise AssertionError("unreachable: the loop returns or raises")
-
-
-def _with_mark(err: Exception) -> str:
-    """DVC's message, with the problem, line and column of the YAML error behind it, if any.
-
-    DVC says only that a file's "YAML file structure is corrupted"; its cause knows where.
-    """
-    mark = getattr(err.__cause__, "problem_mark", None)
-    if mark is None:
-        return str(err)
-    problem = getattr(err.__cause__, "problem", None) or "not valid YAML"
-    return f"{err}: {problem} at line {mark.line + 1}, column {mark.column + 1}"
-
-
-@contextlib.contextmanager
-def locked_repo(root: Path) -> Iterator[Repo]:
-    """DVC's repository at ``root``, read from the root under DVC's repository lock.
-
-    Stage names resolve against the working directory (`dvc repro cost` from a subfolder
-    looks for its dvc.yaml there): here they are the root's, wherever attnlab runs. The
-    lock is waited for as `dvc --wait-for-lock` does: another DVC command (or a fan-out's
-    child recording its stage) holds it while it rewrites dvc.lock, which it truncates
-    first. A stage's addressing is relative to the working directory: read it inside.
-    """
-    from dvc.repo import Repo, lock_repo
-
-    with contextlib.chdir(root), Repo(str(root), _wait_for_lock=True) as repo, lock_repo(repo):
-        yield repo
-
-
-def _ask_dvc(root: Path, targets: Sequence[str], allow_missing: bool) -> StagePlan:
-    import networkx as nx
-
-    with locked_repo(root) as repo:
-        graph = repo.index.graph  # edge (a, b): stage a depends on stage b
-        if targets:
-            stages = {
-                stage
-                for target in targets
-                for stage in repo.stage.collect(target, with_deps=True, graph=graph)
-            }
-        else:
-            stages = set(repo.index.stages)
-        # One status pass over the targets and what they depend on (none: the pipeline).
-        # Asking for each collected stage instead re-reads dvc.yaml per stage and checks
-        # a shared upstream stage again for every stage below it: 40 s of planning for
-        # the whole pipeline at one seed, against 3 s.
-        changed = repo.status(targets=list(targets) or None, with_deps=True)
-        if allow_missing:
-            # DVC's own test of `dvc repro --allow-missing`, asked only of the stages the
-            # status pass named: their upstream stages tell a producer's new output (stale)
-            # from one merely absent here (current).
-            by_name = {stage.addressing: stage for stage in stages}
-            changed = [
-                name
-                for name in changed
-                if name in by_name
-                and by_name[name].changed(
-                    allow_missing=True, upstream=list(graph.successors(by_name[name]))
-                )
-            ]
-        # Inside the with: a stage's addressing is relative to the working directory.
-        sub = graph.subgraph(stages)
-        order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
-        upstream = {
-            stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
-        }
-    return prune(upstream, (name for name in changed if name in upstream), order)
+    return read_graph(
+        root,
+        lambda graph: plan_of(graph, targets, allow_missing),
+        " ".join(targets) or "the pipeline",
+        lock_retries,
+    )

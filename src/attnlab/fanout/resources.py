@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attnlab.errors import AttnlabError
+from attnlab.fanout.mps import client_device
 
 # The environment variables that size a child's thread pools when torch loads: OpenMP's
 # (torch's intra-op pool) and MKL's own, which may otherwise start one thread per core.
@@ -34,12 +35,16 @@ class Resources:
         threads: Torch threads per stage (jobs x threads <= cores).
         devices: The GPU ids stages are spread over; empty on a CPU-only machine.
         per_device: Stages that share one GPU at once.
+        renumbered: Each stage names its GPU by its place among ``devices``, as an MPS
+            server renumbers the devices its control daemon sees
+            (:func:`~attnlab.fanout.mps.client_device`).
     """
 
     jobs: int
     threads: int
     devices: tuple[str, ...] = ()
     per_device: int = 1
+    renumbered: bool = False
 
     def pick_device(self, busy: Mapping[str, int]) -> str | None:
         """The least busy GPU with a free place (ties: the first listed), or None on CPU.
@@ -64,7 +69,9 @@ class Resources:
         for name in THREAD_VARIABLES:
             env[name] = str(self.threads)
         if device is not None:
-            env[DEVICES_VARIABLE] = device
+            env[DEVICES_VARIABLE] = (
+                client_device(device, self.devices) if self.renumbered else device
+            )
         return env
 
 

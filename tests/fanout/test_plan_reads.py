@@ -1,0 +1,64 @@
+"""The fan-out reads DVC's project once per plan and plans what DVC's own calls would.
+
+Targets are resolved against the stages already read, stages are asked DVC's
+``Stage.changed`` and params files are parsed once a read: each is checked here against
+the DVC calls it stands for (``Repo.stage.collect``, ``Repo.status``), on a real project.
+"""
+
+import contextlib
+
+from dvc.repo import Repo
+from dvc.utils import serialize
+
+from attnlab.fanout.dvc_graph import read_graph
+from attnlab.fanout.phases import first_plan
+from attnlab.fanout.plan import read_plan
+
+# A group, one of its stages, a plain stage, and a dvc.yaml address left to DVC.
+TARGETS = ("evaluate", "train@ladder-mlp-1337", "tokenize", "dvc.yaml:probes")
+
+
+def _dvc(root, ask):
+    with contextlib.chdir(root), Repo(str(root)) as repo:
+        return ask(repo)
+
+
+def test_targets_resolve_to_the_stages_dvc_collects_with_their_upstream(dvc_project):
+    def ours(graph):
+        return {t: {stage.addressing for stage in graph.upstream_of([t])} for t in TARGETS}
+
+    def dvcs(repo):
+        collected = {t: repo.stage.collect(t, with_deps=True) for t in TARGETS}
+        return {t: {stage.addressing for stage in stages} for t, stages in collected.items()}
+
+    assert read_graph(dvc_project.root, ours) == _dvc(dvc_project.root, dvcs)
+
+
+def test_the_plan_holds_what_dvc_status_finds_stale_and_what_follows(tokenized_project):
+    root = tokenized_project.root  # the data stages recorded, no other stage
+    stale = _dvc(root, lambda repo: set(repo.status(targets=["evaluate"], with_deps=True)))
+    assert stale and not stale & {"download", "bpe", "tokenize"}
+    assert set(read_plan(root, ["evaluate"]).order) == stale
+    assert read_plan(root, ["tokenize"]).order == ()
+    inputs, plan = first_plan(root, ["evaluate"], allow_missing=True)
+    assert inputs.order == () and plan is not None  # the tokens are here
+
+
+def test_a_fresh_project_plans_its_absent_inputs_first(dvc_project):
+    inputs, plan = first_plan(dvc_project.root, (), allow_missing=True)
+    assert plan is None  # planned once the inputs exist
+    assert {"download", "bpe", "tokenize", "winograd-data"} <= set(inputs.order)
+
+
+def test_each_params_reader_gets_its_own_copy_and_dvcs_loaders_are_put_back(dvc_project):
+    params = dvc_project.root / "params.yaml"
+    before = dict(serialize.LOADERS)
+
+    def read_twice(graph):
+        first = serialize.load_path(str(params), graph.repo.fs)
+        first["seed"] = "changed by a reader"
+        return first, serialize.load_path(str(params), graph.repo.fs)
+
+    first, second = read_graph(dvc_project.root, read_twice)
+    assert second == serialize.load_yaml(params) != first
+    assert dict(serialize.LOADERS) == before
