@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from attnlab.errors import AttnlabError
-from attnlab.fanout.plan import locked_repo
+from attnlab.fanout.dvc_graph import locked_repo
 from attnlab.fanout.seed_groups import TRAIN_STAGE
 
 
