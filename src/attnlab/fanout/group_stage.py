@@ -13,7 +13,8 @@ what the fan-out runs for a seed group (:mod:`~attnlab.fanout.seed_groups`). It 
 3. Under the lock again, it checks that no dependency changed meanwhile (params.yaml, the
    tokens, the code: a changed one would be recorded against outputs it did not make),
    then saves, commits and records each stage as DVC's own repro does: the same
-   ``dvc.lock`` entry, the outputs in the cache and in the run cache.
+   ``dvc.lock`` entry, the outputs in the cache and in the run cache (one write of
+   ``dvc.lock`` for all the stages, as ``dvc commit`` writes them).
 
 It prints DVC's own lines (``Running stage '...'``, ``... didn't change, skipping``), which
 the fan-out reads per stage. SIGTERM reaches the training command, which saves its state;
@@ -102,7 +103,9 @@ def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = Fals
         for stage in stages:
             stage.save(allow_missing=allow_missing, run_cache=True)
             stage.commit(allow_missing=allow_missing)
-            stage.dump(update_pipeline=False)
+        # One write of dvc.lock for all, as `dvc commit` writes its stages: each write
+        # rereads and rewrites the whole file (seconds on the catalogue's).
+        stages[0].dvcfile.dump_stages(stages, update_pipeline=False)
     print(f"Recorded {', '.join(before)} in dvc.lock", flush=True)
     return 0
 
