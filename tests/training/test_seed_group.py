@@ -15,7 +15,8 @@ from attnlab.config import parse_params
 from attnlab.data.batches import draw_group_windows, draw_windows
 from attnlab.runs.along_weights import step_file
 from attnlab.training import TrainJob
-from attnlab.training.fit import Member, train_group, train_variant
+from attnlab.training.fit import train_group, train_variant
+from attnlab.training.group import Member
 
 SEEDS = (SEED, SEED + 1, SEED + 2)
 STEPS = 50

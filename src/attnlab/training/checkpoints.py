@@ -20,6 +20,7 @@ bookkeeping serve model selection, while resume needs exactly one always-valid f
 
 import hashlib
 import io
+import logging
 import random
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,13 @@ import numpy as np
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 from lightning.pytorch.utilities.exceptions import SIGTERMException
+from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from attnlab.errors import AttnlabError
 from attnlab.files import remove_temporaries, write_atomically
+
+log = logging.getLogger(__name__)
+say = rank_zero_only(log.info)  # one line per run, not one per DDP rank
 
 LAST = "last.ckpt"
 FINGERPRINT_KEY = "attnlab_fingerprint"
@@ -108,6 +113,27 @@ def checkpoint_step(path: Path, fingerprint: str) -> int:
             "refusing to resume another run's state"
         )
     return int(checkpoint["global_step"])
+
+
+def resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
+    """The checkpoint to resume from and its step, or (None, 0); says which in the log."""
+    path = folder / LAST
+    if not resume:
+        if path.exists() and rank_zero_only.rank == 0:
+            path.unlink()
+            say("resume off: removed %s, starting from step 0", path)
+        return None, 0
+    if not path.exists():
+        earlier = folder.exists()
+        say(
+            "no checkpoint at %s%s: starting from step 0",
+            path,
+            " (an earlier run stopped before its first checkpoint)" if earlier else "",
+        )
+        return None, 0
+    step = checkpoint_step(path, digest)  # raises CheckpointError naming the file
+    say("resuming from %s at step %d of %d", path, step, steps)
+    return path, step
 
 
 def remove_stale_temporaries(folder: Path) -> None:

@@ -34,28 +34,26 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from attnlab.errors import AttnlabError, DivergedError
 from attnlab.members import MemberCallback
 from attnlab.metrics.validation_curve import ValidationCurve
-from attnlab.models import LanguageModel
 from attnlab.paths import seed_label
 from attnlab.runs.along_weights import ALONG
-from attnlab.training.along_steps import AlongTraining
 from attnlab.training.checkpoints import (
     LAST,
-    PeriodicCheckpoint,
-    RngState,
     checkpoint_step,
     remove_stale_temporaries,
+    resume_point,
 )
 from attnlab.training.datamodule import TokenWindows
+from attnlab.training.fit_parts import build_task, fit_callbacks, member_callbacks
+from attnlab.training.group import FitCall, Member, check_members
 from attnlab.training.job import TrainJob, checkpoint_dir, fingerprint, group_fingerprint
 from attnlab.training.kernels import should_compile
 from attnlab.training.lock import exclusive_run
 from attnlab.training.loss_curve import LossCurve
 from attnlab.training.memory import tune_malloc
-from attnlab.training.progress import Progress
 from attnlab.training.quiet import quiet_lightning
 from attnlab.training.result import TrainResult, run_metrics
-from attnlab.training.signals import DeferredStop, sigint_as_sigterm
-from attnlab.training.task import LanguageModelTask, MemberRandomness
+from attnlab.training.signals import sigint_as_sigterm
+from attnlab.training.task import LanguageModelTask
 from attnlab.training.tracking import (
     finish_run,
     git_revision,
@@ -79,45 +77,6 @@ class TrainingInterrupted(AttnlabError):
     def __init__(self, message: str, signal_name: str) -> None:
         super().__init__(message)
         self.signal_name = signal_name
-
-
-def _resume_point(folder: Path, digest: str, steps: int, resume: bool) -> tuple[Path | None, int]:
-    """The checkpoint to resume from and its step, or (None, 0); says which in the log."""
-    path = folder / LAST
-    if not resume:
-        if path.exists() and rank_zero_only.rank == 0:
-            path.unlink()
-            say("resume off: removed %s, starting from step 0", path)
-        return None, 0
-    if not path.exists():
-        earlier = folder.exists()
-        say(
-            "no checkpoint at %s%s: starting from step 0",
-            path,
-            " (an earlier run stopped before its first checkpoint)" if earlier else "",
-        )
-        return None, 0
-    step = checkpoint_step(path, digest)  # raises CheckpointError naming the file
-    say("resuming from %s at step %d of %d", path, step, steps)
-    return path, step
-
-
-@dataclass(frozen=True)
-class Member:
-    """One run of a fit: its job, and what it records besides its loss curve.
-
-    Attributes:
-        job: The resolved variant, budget, seed and hardware.
-        curve: Its ``val/ppl`` curve, drawn by Lightning's validation loop, if any.
-        callbacks: Its own Lightning callbacks (the whole-split score; a single run's
-            may be any, e.g. a pruner). In a group each must be a :class:`MemberCallback`.
-        along: Steps whose weights to keep (:mod:`attnlab.training.along_steps`).
-    """
-
-    job: TrainJob
-    curve: ValidationCurve | None = None
-    callbacks: tuple[pl.Callback, ...] = ()
-    along: tuple[int, ...] = ()
 
 
 def train_variant(
@@ -231,7 +190,7 @@ def train_group(
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     members = tuple(members)
-    _check_group(members, data)
+    check_members(members, data)
     if any(m.along for m in members) and not resumable:
         raise ValueError("along: kept in the resume folder, which a non-resumable fit removes")
     if data is not None and any(m.curve is not None for m in members):
@@ -245,7 +204,7 @@ def train_group(
         folder = checkpoint_dir(run_root, jobs[0], digest, [job.seed for job in jobs])
     curve = members[0].curve  # the windows and cadence of every member's curve
     data = data if data is not None else TokenWindows.for_jobs(jobs, train_tokens, curve)
-    call = _Run(
+    call = FitCall(
         members, wandb_folder, folder, digest, digests, resume and resumable, keep_checkpoint,
         resumable, live_progress, project_dir, data, tuple(tags),
     )  # fmt: skip
@@ -257,76 +216,19 @@ def train_group(
         return _train(call)
 
 
-def _check_group(members: tuple[Member, ...], data: pl.LightningDataModule | None) -> None:
-    """Refuse a group that is not one variant under distinct seeds, or that asks too much."""
-    if not members:
-        raise ValueError("a fit trains at least one run")
-    if len(members) == 1:
-        return
-    first = members[0].job
-    if any(m.job.variant != first.variant or m.job.steps != first.steps for m in members):
-        raise ValueError("a seed group trains one variant: the members' configurations differ")
-    if len({m.job.seed for m in members}) != len(members):
-        raise ValueError("a seed group's members need distinct seeds")
-    if data is not None:
-        raise ValueError("a seed group draws P0's token windows: data is for a single run")
-    curves = {None if m.curve is None else repr(m.curve.definition()) for m in members}
-    if len(curves) != 1:
-        raise ValueError("a seed group's members score the same val/ppl windows, or none")
-    if not all(isinstance(cb, MemberCallback) for m in members for cb in m.callbacks):
-        raise ValueError("a seed group's callbacks must follow one member (MemberCallback)")
-
-
-@dataclass(frozen=True)
-class _Run:
-    """The arguments of one :func:`train_group` call, with its fingerprints and folder."""
-
-    members: tuple[Member, ...]
-    wandb_folder: Path
-    folder: Path
-    digest: str
-    member_digests: tuple[str, ...]
-    resume: bool
-    keep_checkpoint: bool
-    resumable: bool
-    live_progress: bool | None
-    project_dir: Path | None
-    data: pl.LightningDataModule
-    tags: tuple[str, ...]
-
-    @property
-    def grouped(self) -> bool:
-        """Whether this fit trains a seed group (several members), not one run."""
-        return len(self.members) > 1
-
-    @property
-    def name(self) -> str:
-        """The variant, and in a group its seeds: what the log lines speak of."""
-        variant = self.members[0].job.variant.name
-        if not self.grouped:
-            return variant
-        return f"{variant} ({', '.join(seed_label(m.job.seed) for m in self.members)})"
-
-    def member_folder(self, index: int) -> Path:
-        """Where member ``index`` keeps its own resume state (its W&B id, its along files)."""
-        if not self.grouped:
-            return self.folder
-        return self.folder / seed_label(self.members[index].job.seed)
-
-
-def _train(call: _Run) -> list[TrainResult]:
+def _train(call: FitCall) -> list[TrainResult]:
     """Build the task and the trainer, check the resume point, track, fit, gather."""
     jobs = [member.job for member in call.members]
     job, folder = jobs[0], call.folder
-    task = _task(jobs)
+    task = build_task(jobs)
     losses = [LossCurve(job.runtime.log_every_n_steps) for _ in call.members]
-    own = [_own_callbacks(call, i, losses[i]) for i in range(len(call.members))]
-    trainer = build_trainer(job, _callbacks(call, losses, own), folder, call.members[0].curve)
+    own = [member_callbacks(call, i, losses[i]) for i in range(len(call.members))]
+    trainer = build_trainer(job, fit_callbacks(call, losses, own), folder, call.members[0].curve)
     compiled = should_compile(job.trainer, job.steps, trainer.strategy.root_device.type)
     if compiled:
         task.use_compiled_step()
     # Lightning's ckpt_path warns and starts over when the file is gone (PITFALLS 7): check it.
-    start, first_step = _resume_point(folder, call.digest, job.steps, call.resume)
+    start, first_step = resume_point(folder, call.digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     revision = git_revision(call.project_dir or Path.cwd())
@@ -356,67 +258,7 @@ def _train(call: _Run) -> list[TrainResult]:
     ]
 
 
-def _task(jobs: Sequence[TrainJob]) -> LanguageModelTask:
-    """Each run's freshly initialised model, in the task that trains them with the recipe."""
-    # A run's init seed draws its weights below, then its dropout (the global RNG after
-    # init: MemberRandomness keeps each member's); the batches draw from the data seed
-    # alone (TokenWindows.for_jobs, or the caller's data).
-    models, randomness = [], MemberRandomness()
-    for job in jobs:
-        pl.seed_everything(job.init_seed, verbose=False)
-        models.append(LanguageModel(job.variant.model))
-        randomness.capture()
-    job = jobs[0]
-    torch.set_float32_matmul_precision(job.trainer.matmul_precision)
-    recipe = job.variant.train
-    return LanguageModelTask(
-        models,
-        recipe.lr,
-        (recipe.betas[0], recipe.betas[1]),
-        recipe.weight_decay,
-        job.warmup_steps,
-        randomness,
-    )
-
-
-def _own_callbacks(call: _Run, index: int, losses: LossCurve) -> list[pl.Callback]:
-    """The callbacks that follow member ``index``: its curves, its own, its along weights."""
-    member = call.members[index]
-    curve = [member.curve] if member.curve is not None else []
-    along = [AlongTraining(call.member_folder(index) / ALONG, member.along)] if member.along else []
-    own = [losses, *curve, *member.callbacks, *along]
-    if call.grouped:
-        for callback in own:
-            assert isinstance(callback, MemberCallback)  # _check_group saw to it
-            callback.bind(index)
-    return own
-
-
-def _callbacks(
-    call: _Run, losses: list[LossCurve], own: list[list[pl.Callback]]
-) -> list[pl.Callback]:
-    """Every callback of the fit, in the order their hooks must run."""
-    job = call.members[0].job
-    # Lightning's checkpoint holds no RNG state (PITFALLS 6): RngState resumes dropout's draws.
-    ours: list[pl.Callback] = [*losses, RngState(), DeferredStop()]
-    # A curve records its point before a pruner or a checkpoint reads it.
-    ours += [member.curve for member in call.members if member.curve is not None]
-    every = job.runtime.checkpoint.every_n_train_steps
-    saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.resumable else []
-    # Before the checkpoint: a step is kept before it can be resumed past.
-    along = [cb for callbacks in own for cb in callbacks if isinstance(cb, AlongTraining)]
-    progress = Progress(
-        call.name,
-        job.tokens_per_step * len(call.members),
-        job.runtime.log_every_n_steps,
-        losses[0],
-        call.live_progress,
-    )
-    extra = [callback for member in call.members for callback in member.callbacks]
-    return [*ours, *extra, *along, *saving, progress]
-
-
-def _config(call: _Run, index: int, revision: dict[str, Any]) -> dict[str, Any]:
+def _config(call: FitCall, index: int, revision: dict[str, Any]) -> dict[str, Any]:
     """Member ``index``'s recorded configuration, at the git revision it was trained at."""
     return {
         **call.members[index].job.config(),
@@ -427,7 +269,7 @@ def _config(call: _Run, index: int, revision: dict[str, Any]) -> dict[str, Any]:
 
 
 def _start_tracking(
-    call: _Run,
+    call: FitCall,
     trainer: pl.Trainer,
     configs: list[dict[str, Any]],
     own: list[list[pl.Callback]],
@@ -458,7 +300,7 @@ def _start_tracking(
             trainer.loggers = loggers
         else:
             for callback in own[i]:
-                assert isinstance(callback, MemberCallback)  # _check_group saw to it
+                assert isinstance(callback, MemberCallback)  # check_members saw to it
                 callback.bind(i, loggers)
         runs.append(run)
     return runs
@@ -475,7 +317,7 @@ class _FitParts:
 
 
 def _tracked_fit(
-    call: _Run, fit: _FitParts, start: Path | None, first_step: int, kernels: str
+    call: FitCall, fit: _FitParts, start: Path | None, first_step: int, kernels: str
 ) -> list[dict[str, Any]]:
     """Fit, measure each member, and finish every W&B run whatever the fit's fate (PITFALLS 5)."""
     summaries: list[dict[str, Any]] = []
@@ -504,7 +346,7 @@ def _tracked_fit(
     return summaries
 
 
-def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path | None) -> None:
+def _fit(call: FitCall, trainer: pl.Trainer, task: LanguageModelTask, start: Path | None) -> None:
     """``trainer.fit``, stopped cleanly by SIGTERM or SIGINT, refusing non-finite weights."""
     with sigint_as_sigterm() as stop:
         try:
@@ -519,7 +361,7 @@ def _fit(call: _Run, trainer: pl.Trainer, task: LanguageModelTask, start: Path |
         raise DivergedError(f"a weight is not finite after step {trainer.global_step}")
 
 
-def _rerun_hint(call: _Run) -> str:
+def _rerun_hint(call: FitCall) -> str:
     """Where a rerun of a stopped fit resumes: the checkpoint's step, which may be earlier.
 
     A stop during a step's validation keeps the checkpoint before it (PeriodicCheckpoint).

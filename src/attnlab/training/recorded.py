@@ -24,7 +24,8 @@ from attnlab.metrics.windows import sample_windows
 from attnlab.runs.along_weights import keep_along
 from attnlab.runs.curve_files import write_curve
 from attnlab.runs.model_folder import save_trained_model
-from attnlab.training.fit import Member, train_group
+from attnlab.training.fit import train_group
+from attnlab.training.group import Member
 from attnlab.training.job import TrainJob, run_root_from_env, wandb_dir
 from attnlab.training.result import TrainResult
 
