@@ -16,7 +16,7 @@ from attnlab.config.files import read_params_mapping
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.evaluation import build_initial_model
 from attnlab.models import LanguageModel
-from attnlab.training import TrainJob, train_variant
+from attnlab.training import TrainJob, fit_parts, train_variant
 from attnlab.training import fit as training_fit
 
 PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
@@ -53,7 +53,7 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
         raise _Built
 
     monkeypatch.setenv("WANDB_MODE", "disabled")
-    monkeypatch.setattr(training_fit, "LanguageModel", Recording)
+    monkeypatch.setattr(fit_parts, "LanguageModel", Recording)  # where the fit builds it
     monkeypatch.setattr(training_fit, "build_trainer", stop)  # the next thing after the model
     with pytest.raises(_Built):
         train_variant(job, tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
