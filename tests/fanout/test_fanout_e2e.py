@@ -277,13 +277,15 @@ def _entries(root: Path, stages: list[str]) -> tuple[dict, dict]:
 
 def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_alone(project):
     project.edit_params(lambda params: params.update(seeds=list(GROUP_SEEDS)))
-    stages = _train_stages(GROUP_SEEDS)
-    # One place: the three seeds train as one group, on one thread as the serial runs do.
-    out = _fan_out(project, "--jobs", "1", *stages)
-    assert "3 stages to bring up to date" in out
-    assert out.count(": ran in ") == 3 and out.count("(with 2 other seed(s))") == 3, out
+    evaluated = [f"evaluate@ladder-mlp-{seed}" for seed in GROUP_SEEDS]
+    stages = [*_train_stages(GROUP_SEEDS), *evaluated]
+    # One place: the three seeds train as one group, on one thread as the serial runs do,
+    # then their evaluations run as another group (one after the other, recorded at once).
+    out = _fan_out(project, "--jobs", "1", *evaluated)
+    assert "6 stages to bring up to date" in out
+    assert out.count(": ran in ") == 6 and out.count("(with 2 other seed(s))") == 6, out
     grouped = _entries(project.root, stages)
-    again = _fan_out(project, "--jobs", "1", *stages)
+    again = _fan_out(project, "--jobs", "1", *evaluated)
     assert "0 stages to bring up to date" in again and ": ran in " not in again
 
     # The same stages, each alone, as plain `dvc repro` runs them.

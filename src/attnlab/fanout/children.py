@@ -36,6 +36,7 @@ _LOCK_FAILURES = ("Unable to acquire lock", "is busy, it is being blocked by")
 _RAN = "Running stage '"
 _SKIPPED = "didn't change, skipping"
 _RESTORED = "is cached - skipping run"  # DVC's run cache had these exact inputs' outputs
+_RECORDED = "Recorded '"  # a group's stage, recorded though a later one of it failed
 
 
 def repro_command(stage: str, allow_missing: bool = False) -> list[str]:
@@ -171,6 +172,11 @@ def lost_a_lock(output: str) -> bool:
 def touched_outputs(output: str, stage: str) -> bool:
     """Whether DVC got as far as running ``stage``, having deleted its outputs first."""
     return f"{_RAN}{stage}'" in output or f"'{stage}' {_RESTORED}" in output
+
+
+def recorded(output: str, stage: str) -> bool:
+    """Whether a seed group recorded ``stage`` in dvc.lock (the group may have failed after)."""
+    return f"{_RECORDED}{stage}' in dvc.lock" in output
 
 
 def outcome(output: str, stage: str) -> str:

@@ -1,24 +1,28 @@
-"""Reproduce the train stages of one variant's seeds in one process, then record each stage.
+"""Reproduce the stages of one variant's seeds in one process, then record each stage.
 
-``python -m attnlab.fanout.group_stage [--allow-missing] train@<variant>-<seed> ...`` is
+``python -m attnlab.fanout.group_stage [--allow-missing] <family>@<variant>-<seed> ...`` is
 what the fan-out runs for a seed group (:mod:`~attnlab.fanout.seed_groups`). It does what
-``dvc repro --single-item`` does for each stage, with the training shared:
+``dvc repro --single-item`` does for each stage, with DVC's bookkeeping shared:
 
 1. Under DVC's repository lock, it asks DVC which of the stages changed (a stage that did
-   not is skipped, as DVC skips it), checks that their commands differ only in the seed,
-   notes the hash of every dependency and deletes their outputs.
-2. Without the lock, it runs the first stage's command with every seed
-   (``--seed a --seed b ...``): :mod:`attnlab.stages.train` trains them as one group and
-   writes each run's outputs where its own stage would.
-3. Under the lock again, it checks that no dependency changed meanwhile (params.yaml, the
-   tokens, the code: a changed one would be recorded against outputs it did not make),
-   then saves, commits and records each stage as DVC's own repro does: the same
-   ``dvc.lock`` entry, the outputs in the cache and in the run cache (one write of
-   ``dvc.lock`` for all the stages, as ``dvc commit`` writes them).
+   not is skipped, as DVC skips it), notes the hash of every dependency and deletes their
+   outputs.
+2. Without the lock, it runs their commands. Train stages train together: the first
+   stage's command with every seed (``--seed a --seed b ...``), which
+   :mod:`attnlab.stages.train` trains as one group, writing each run's outputs where its
+   own stage would. Any other family runs its stages' commands one after the other, and
+   stops at the first that fails.
+3. Under the lock again, for the stages whose commands succeeded, it checks that no
+   dependency changed meanwhile (params.yaml, the tokens, the code: a changed one would be
+   recorded against outputs it did not make), then saves, commits and records each stage
+   as DVC's own repro does: the same ``dvc.lock`` entry (one write for all,
+   :mod:`~attnlab.fanout.lock_entries`), the outputs in the cache and in the run cache, and
+   ``dvc.lock`` staged for git where ``core.autostage`` asks.
 
-It prints DVC's own lines (``Running stage '...'``, ``... didn't change, skipping``), which
-the fan-out reads per stage. SIGTERM reaches the training command, which saves its state;
-nothing is then recorded, and the fan-out restores the deleted outputs.
+It prints DVC's own lines (``Running stage '...'``, ``... didn't change, skipping``) and
+``Recorded '...' in dvc.lock`` per stage, which the fan-out reads per stage. SIGTERM
+reaches the running command (training saves its state); a stage whose command did not
+succeed is not recorded, and the fan-out restores its deleted outputs.
 """
 
 import argparse
@@ -30,7 +34,8 @@ from typing import Any
 
 from attnlab.errors import AttnlabError
 from attnlab.fanout.dvc_graph import locked_repo
-from attnlab.fanout.seed_groups import TRAIN_STAGE
+from attnlab.fanout.lock_entries import write_lock_entries
+from attnlab.fanout.seed_groups import SEEDED_STAGE, TRAIN_STAGE
 
 
 def group_command(commands: Sequence[str], seeds: Sequence[int]) -> str:
@@ -67,57 +72,78 @@ def _changed_stages(repo: Any, names: Sequence[str], allow_missing: bool) -> lis
     return changed
 
 
-def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = False) -> int:
-    """Bring the train stages ``names`` (one variant) up to date; the command's exit status.
+def _commands(stages: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+    """What to run for ``stages`` (one family and variant), each with the stages it makes.
 
     Raises:
-        AttnlabError: a name is not a train stage, or they are not one variant's.
+        AttnlabError: train stages whose commands differ beyond the seed.
     """
-    matches = [TRAIN_STAGE.match(name) for name in names]
-    if any(match is None for match in matches):
-        raise AttnlabError(f"not all train stages: {', '.join(names)}")
-    with locked_repo(root) as repo:
-        stages = _changed_stages(repo, names, allow_missing)
-        if not stages:
-            return 0
-        seeds = [int(TRAIN_STAGE.match(s.addressing)["seed"]) for s in stages]  # type: ignore[index]
-        command = group_command([stage.cmd for stage in stages], seeds)
-        before = {stage.addressing: _dependency_hashes(stage) for stage in stages}
-        for stage in stages:
-            print(f"Running stage '{stage.addressing}':", flush=True)
-            stage.remove_outs(ignore_remove=False, force=False)
-    print(f"> {command}", flush=True)
-    status = subprocess.run(command, shell=True, cwd=root).returncode
-    if status != 0:
-        return status
-    with locked_repo(root) as repo:
-        stages = [repo.stage.collect(name)[0] for name in before]
+    if TRAIN_STAGE.match(stages[0].addressing) is None:
+        return [(stage.cmd, [stage]) for stage in stages]
+    seeds = [int(TRAIN_STAGE.match(s.addressing)["seed"]) for s in stages]  # type: ignore[index]
+    return [(group_command([stage.cmd for stage in stages], seeds), list(stages))]
+
+
+def _record(root: Path, names: Sequence[str], before: dict[str, Any], allow_missing: bool) -> int:
+    """Save, commit and record the stages ``names`` whose dependencies are as ``before``."""
+    with locked_repo(root) as repo, repo.scm_context:
+        stages = [repo.stage.collect(name)[0] for name in names]
         moved = [s.addressing for s in stages if _dependency_hashes(s) != before[s.addressing]]
         if moved:
             print(
-                f"ERROR: a dependency of {', '.join(moved)} changed while it trained; "
-                "nothing was recorded: rerun to train on what is there now",
+                f"ERROR: a dependency of {', '.join(moved)} changed while it ran; "
+                "nothing was recorded: rerun to run on what is there now",
                 file=sys.stderr,
             )
             return 1
         for stage in stages:
             stage.save(allow_missing=allow_missing, run_cache=True)
             stage.commit(allow_missing=allow_missing)
-        # One write of dvc.lock for all, as `dvc commit` writes its stages: each write
-        # rereads and rewrites the whole file (seconds on the catalogue's).
-        stages[0].dvcfile.dump_stages(stages, update_pipeline=False)
-    print(f"Recorded {', '.join(before)} in dvc.lock", flush=True)
+        write_lock_entries(repo, stages)
+    for name in names:
+        print(f"Recorded '{name}' in dvc.lock", flush=True)
     return 0
 
 
+def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = False) -> int:
+    """Bring the stages ``names`` (one family and variant) up to date; the exit status.
+
+    Raises:
+        AttnlabError: the names are not one family and variant's stages.
+    """
+    matches = [SEEDED_STAGE.match(name) for name in names]
+    keys = {(match["family"], match["variant"]) if match else None for match in matches}
+    if None in keys or len(keys) != 1:
+        raise AttnlabError(f"not the stages of one family and variant: {', '.join(names)}")
+    with locked_repo(root) as repo:
+        stages = _changed_stages(repo, names, allow_missing)
+        if not stages:
+            return 0
+        commands = _commands(stages)
+        before = {stage.addressing: _dependency_hashes(stage) for stage in stages}
+        for stage in stages:
+            print(f"Running stage '{stage.addressing}':", flush=True)
+            stage.remove_outs(ignore_remove=False, force=False)
+    made: list[str] = []
+    status = 0
+    for command, covered in commands:
+        print(f"> {command}", flush=True)
+        status = subprocess.run(command, shell=True, cwd=root).returncode
+        if status != 0:
+            break
+        made += [stage.addressing for stage in covered]
+    recorded = _record(root, made, before, allow_missing) if made else 0
+    return status or recorded
+
+
 def command_line(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
-    """The command that reproduces ``stages`` as one seed group, with this interpreter."""
+    """The command that reproduces ``stages`` as one group, with this interpreter."""
     flags = ["--allow-missing"] if allow_missing else []
     return [sys.executable, "-m", "attnlab.fanout.group_stage", *flags, *stages]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The command line: ``[--allow-missing] STAGE...``; exits with the training's status."""
+    """The command line: ``[--allow-missing] STAGE...``; exits with the commands' status."""
     parser = argparse.ArgumentParser(prog="python -m attnlab.fanout.group_stage")
     parser.add_argument("--allow-missing", action="store_true")
     parser.add_argument("stages", nargs="+")

@@ -27,6 +27,7 @@ from attnlab.fanout.children import (
     child_name,
     lost_a_lock,
     outcome,
+    recorded,
     touched_outputs,
 )
 from attnlab.fanout.forecast import Forecast, clock
@@ -188,11 +189,16 @@ class FanOut:
                 for name in child.stages:
                     self._finished(name, child, output, result)
                 continue
-            result.failed.extend(child.stages)
-            self._report(child.stage, f"FAILED (exit {status}), log: {child.log}", result)
+            failed = [name for name in child.stages if not recorded(output, name)]
+            for name in child.stages:
+                if name not in failed:
+                    self._finished(name, child, output, result)
+            result.failed.extend(failed)
+            what = f"FAILED (exit {status}), log: {child.log}"
+            self._report(child_name(tuple(failed)), what, result)
             tail = "\n".join(output.rstrip().splitlines()[-15:])
             self._say("    " + tail.replace("\n", "\n    "))
-            self._to_restore += [name for name in child.stages if touched_outputs(output, name)]
+            self._to_restore += [name for name in failed if touched_outputs(output, name)]
 
     def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
         self._done.add(name)
@@ -228,7 +234,7 @@ class FanOut:
             time.sleep(POLL_S)
         for stage, child in sorted(self._running.items()):
             output = child.output()
-            if child.poll() == 0:  # its command had finished: DVC recorded it
+            if child.poll() == 0 or recorded(output, stage):  # DVC (or its group) recorded it
                 self._finished(stage, child, output, result)
                 continue
             result.stopped.append(stage)
