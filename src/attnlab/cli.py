@@ -89,9 +89,9 @@ def repro_command(
         bool,
         typer.Option(
             "--seed-groups/--no-seed-groups",
-            help="Train the ready train stages of one variant (its seeds) together in one "
-            "process, then record each stage as DVC would (the default); --no-seed-groups "
-            "runs each train stage alone.",
+            help="Start the ready stages of one variant's seeds as one process (train "
+            "stages train together), then record each stage as DVC would (the default); "
+            "--no-seed-groups runs each stage alone.",
         ),
     ] = True,
     mps: Annotated[

@@ -3,7 +3,7 @@
 import pytest
 
 from attnlab.errors import AttnlabError
-from attnlab.fanout.group_stage import group_command
+from attnlab.fanout.group_stage import group_command, reproduce_group
 from attnlab.fanout.seed_groups import launch_units
 
 P0 = [f"train@ladder-mlp-{seed}" for seed in (1337, 1338, 1339)]
@@ -16,6 +16,34 @@ def test_the_ready_train_stages_of_one_variant_start_as_one_group():
         tuple(P0),
         ("train@norm-pre-1337",),
     ]
+
+
+def test_the_other_seeded_stages_group_by_family_and_variant():
+    ready = [
+        "evaluate@ladder-mlp-1337",
+        "winograd-score@closed-1337",
+        "evaluate@ladder-mlp-1338",
+        "evaluate@norm-pre-1337",
+        "winograd-score@closed-1338",
+        "charts",
+    ]
+    assert launch_units(ready, free=4) == [
+        ("evaluate@ladder-mlp-1337", "evaluate@ladder-mlp-1338"),
+        ("winograd-score@closed-1337", "winograd-score@closed-1338"),
+        ("evaluate@norm-pre-1337",),
+        ("charts",),
+    ]
+
+
+def test_a_group_of_two_families_or_variants_is_refused_before_any_work(tmp_path):
+    # No DVC project here: the check comes first.
+    for names in (
+        ["train@ladder-mlp-1337", "evaluate@ladder-mlp-1338"],
+        ["evaluate@ladder-mlp-1337", "evaluate@norm-pre-1337"],
+        ["evaluate@ladder-mlp-1337", "charts"],
+    ):
+        with pytest.raises(AttnlabError, match="not the stages of one family and variant"):
+            reproduce_group(tmp_path, names)
 
 
 def test_no_grouping_starts_every_stage_alone():

@@ -82,8 +82,8 @@ def repro(
             whose only change is data absent here, as ``dvc repro --allow-missing`` does (a
             fresh clone of the record has no models). False: run every stage whose outputs
             are absent, as plain ``dvc repro`` does.
-        seed_groups: Train the ready train stages of one variant as one seed group
-            (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
+        seed_groups: Start the ready stages of one family and variant (its seeds) as one
+            seed group (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
         mps: Whether the stages run under an MPS control daemon of the run's own
             (:mod:`~attnlab.fanout.mps`), started after the first plan, stopped at the end.
         out: Where the progress lines go.

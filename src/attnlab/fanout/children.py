@@ -1,7 +1,7 @@
 """One stage as a child process: ``dvc repro --single-item <stage>``, logged and stoppable.
 
-A seed group (the train stages of one variant, :mod:`~attnlab.fanout.seed_groups`) is one
-child too: :mod:`~attnlab.fanout.group_stage`, which prints DVC's lines for each stage.
+A seed group (the stages of one family and variant, :mod:`~attnlab.fanout.seed_groups`) is
+one child too: :mod:`~attnlab.fanout.group_stage`, which prints DVC's lines for each stage.
 
 Serves the fan-out of the whole catalogue. Each child is DVC itself, so the stage runs
 exactly as in a serial ``dvc repro``: DVC checks that it changed, runs its command,

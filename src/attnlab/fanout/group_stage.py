@@ -10,8 +10,9 @@ what the fan-out runs for a seed group (:mod:`~attnlab.fanout.seed_groups`). It 
 2. Without the lock, it runs their commands. Train stages train together: the first
    stage's command with every seed (``--seed a --seed b ...``), which
    :mod:`attnlab.stages.train` trains as one group, writing each run's outputs where its
-   own stage would. Any other family runs its stages' commands one after the other, and
-   stops at the first that fails.
+   own stage would. Any other family runs its stages' commands one after the other, each
+   in a warm fork of this process (:mod:`~attnlab.fanout.warm_commands`: the imports are
+   paid once), and stops at the first that fails.
 3. Under the lock again, for the stages whose commands succeeded, it checks that no
    dependency changed meanwhile (params.yaml, the tokens, the code: a changed one would be
    recorded against outputs it did not make), then saves, commits and records each stage
@@ -26,7 +27,6 @@ succeed is not recorded, and the fan-out restores its deleted outputs.
 """
 
 import argparse
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +36,7 @@ from attnlab.errors import AttnlabError
 from attnlab.fanout.dvc_graph import locked_repo
 from attnlab.fanout.lock_entries import write_lock_entries
 from attnlab.fanout.seed_groups import SEEDED_STAGE, TRAIN_STAGE
+from attnlab.fanout.warm_commands import run_command
 
 
 def group_command(commands: Sequence[str], seeds: Sequence[int]) -> str:
@@ -115,6 +116,11 @@ def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = Fals
     keys = {(match["family"], match["variant"]) if match else None for match in matches}
     if None in keys or len(keys) != 1:
         raise AttnlabError(f"not the stages of one family and variant: {', '.join(names)}")
+    from dvc.progress import Tqdm
+
+    # tqdm's monitor thread (started by DVC's first progress bar) would be in this process
+    # when its commands fork (warm_commands): a fork copies a lock it may hold, not it.
+    Tqdm.monitor_interval = 0
     with locked_repo(root) as repo:
         stages = _changed_stages(repo, names, allow_missing)
         if not stages:
@@ -128,7 +134,7 @@ def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = Fals
     status = 0
     for command, covered in commands:
         print(f"> {command}", flush=True)
-        status = subprocess.run(command, shell=True, cwd=root).returncode
+        status = run_command(command, root)
         if status != 0:
             break
         made += [stage.addressing for stage in covered]

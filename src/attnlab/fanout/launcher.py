@@ -92,7 +92,7 @@ class FanOut:
         out: Where the progress lines go.
         allow_missing: Each stage runs as ``dvc repro --allow-missing``.
         forecast: Each stage's predicted seconds, for the time left (None: not shown).
-        seed_groups: Start the ready train stages of one variant as one seed group
+        seed_groups: Start the ready stages of one family and variant as one seed group
             (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
     """
 
