@@ -59,6 +59,8 @@ def test_each_command_runs_warm_in_a_process_of_its_own(project: Path):
     assert len({first["pid"], second["pid"], os.getpid()}) == 3
     assert first["seen"] is None and second["seen"] is None
     assert "colorsys" in sys.modules  # imported here once, before the forks
+    # and what W&B and Lightning import lazily in every training stage
+    assert {"wandb.sdk.launch._launch_add", "omegaconf"} <= set(sys.modules)
 
 
 def test_exit_statuses_are_those_of_the_command_run_alone(

@@ -12,6 +12,7 @@ subprocess through the shell, as DVC runs it.
 """
 
 import ast
+import contextlib
 import importlib
 import os
 import runpy
@@ -60,6 +61,19 @@ def _import_what_it_imports(script: Path) -> None:
                 return  # the command itself fails on it, and says so in its own output
 
 
+# Imported lazily deep inside libraries by every training stage, so not by its script:
+# W&B's run start (its launch module) and Lightning's checkpoint (omegaconf, where it is
+# installed). About 2.4 s a command on two cores, paid here once for the group.
+_LAZY_IN_LIBRARIES = ("wandb.sdk.launch._launch_add", "omegaconf")
+
+
+def _import_lazy_library_modules() -> None:
+    """Import what the libraries import lazily, where they are installed where we expect."""
+    for name in _LAZY_IN_LIBRARIES:
+        with contextlib.suppress(ImportError):  # a speed-up only; a moved module loses it
+            importlib.import_module(name)
+
+
 def _exit_status(exit_: SystemExit) -> int:
     """The process exit status Python gives ``sys.exit(code)``."""
     if exit_.code is None:
@@ -103,4 +117,5 @@ def run_command(command: str, root: Path) -> int:
     if argv is None:
         return subprocess.run(command, shell=True, cwd=root).returncode
     _import_what_it_imports(root / argv[0])
+    _import_lazy_library_modules()
     return _run_in_fork(argv, root)
