@@ -8,8 +8,11 @@ groups) against the default (the ready stages of one variant as a seed group). B
 the fan-out's places (one per core, one torch thread each) and record the same dvc.lock
 entries. The two kinds alternate, so drift in the machine's load falls on both; the
 figures are medians. W&B is disabled: it costs the same per run either way.
+``--evaluate`` also brings the seeds' ``evaluate`` stages up to date after their training
+(as a group, each command in a warm fork, against one ``dvc repro --single-item`` each).
 
     python benchmarks/seed_group.py                        # budget 0.01, 3 rounds
+    python benchmarks/seed_group.py --evaluate             # training, then evaluation
     python benchmarks/seed_group.py --budget 1.0 --rounds 1
 """
 
@@ -37,10 +40,12 @@ def main() -> None:
     parser.add_argument("--variant", default="ladder-layernorm", help="P0's block")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1337, 1338, 1339])
     parser.add_argument("--jobs", type=int, default=None, help="the fan-out's --jobs")
+    parser.add_argument("--evaluate", action="store_true", help="evaluate the seeds too")
     args = parser.parse_args()
     seeds = ",".join(map(str, args.seeds))
     overrides = [f"budget.scale={args.budget}", f"seeds=[{seeds}]"]
-    stages = [f"train@{args.variant}-{seed}" for seed in args.seeds]
+    family = "evaluate" if args.evaluate else "train"  # an evaluation needs its training
+    stages = [f"{family}@{args.variant}-{seed}" for seed in args.seeds]
     # The stages' `python` is this interpreter, activated or not.
     path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     env = {**os.environ, "PATH": path, "WANDB_MODE": "disabled", "DVC_NO_ANALYTICS": "1"}
@@ -62,12 +67,12 @@ def main() -> None:
                 shutil.rmtree(root)
     single = statistics.median(seconds["single stages"])
     group = statistics.median(seconds["seed group"])
-    print(f"{args.variant}, seeds {seeds}, budget {args.budget}, {os.cpu_count()} cores")
+    print(f"{', '.join(stages)}, budget {args.budget}, {os.cpu_count()} cores")
     for kind, values in seconds.items():
         runs = ", ".join(f"{value:.1f}" for value in values)
         print(f"{kind:14s} median {statistics.median(values):7.1f} s  ({runs})")
     print(f"seed group speed-up: x{single / group:.2f}")
-    target = TARGETS.get(args.budget)
+    target = None if args.evaluate else TARGETS.get(args.budget)
     if target is not None:
         print(f"target x{target}: {'met' if single / group >= target else 'NOT met'}")
 
