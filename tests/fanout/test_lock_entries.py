@@ -1,51 +1,10 @@
 """A seed group's dvc.lock entries (attnlab.fanout.lock_entries) against DVC's own writes."""
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from attnlab.fanout.dvc_graph import locked_repo
 from attnlab.fanout.lock_entries import write_lock_entries
-
-DVC_YAML = """\
-stages:
-  count:
-    matrix: {word: [alpha, beta, gamma], seed: [1, 2]}
-    cmd: python -c "open('out/${item.word}-${item.seed}.txt', 'w').write('${item.word}')"
-    deps: ["inputs/${item.word}.txt"]
-    params: [scale]
-    outs: ["out/${item.word}-${item.seed}.txt"]
-"""
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
-def _dvc(root: Path, *args: str) -> None:
-    subprocess.run([sys.executable, "-m", "dvc", *args], cwd=root, check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A DVC project whose first stages DVC itself recorded, the others not yet."""
-    root = tmp_path_factory.mktemp("locks")
-    _git(root, "init", "-q")
-    _git(root, "config", "user.email", "lab@example.org")
-    _git(root, "config", "user.name", "lab")
-    _dvc(root, "init", "-q")
-    (root / "dvc.yaml").write_text(DVC_YAML)
-    (root / "params.yaml").write_text("scale: 0.5  # the knob\n")
-    (root / "inputs").mkdir()
-    (root / "out").mkdir()
-    for word in ("alpha", "beta", "gamma"):
-        (root / "inputs" / f"{word}.txt").write_text(word * 3)
-    for stage in ("count@alpha-1", "count@alpha-2", "count@beta-1", "count@gamma-2"):
-        _dvc(root, "repro", "--single-item", stage)
-    return root
 
 
 def _record_both_ways(root: Path, tmp_path: Path, names: list[str]) -> tuple[Path, Path]:
@@ -72,20 +31,20 @@ def _record_both_ways(root: Path, tmp_path: Path, names: list[str]) -> tuple[Pat
 
 
 def test_updated_and_new_entries_are_written_byte_for_byte_as_dvc_writes_them(
-    recorded: Path, tmp_path: Path
+    tiny_dvc_project: Path, tmp_path: Path
 ):
     # An entry in the middle, the last one, and two DVC never wrote (appended, in order).
     names = ["count@beta-1", "count@gamma-2", "count@gamma-1", "count@beta-2"]
-    theirs, ours = _record_both_ways(recorded, tmp_path, names)
+    theirs, ours = _record_both_ways(tiny_dvc_project, tmp_path, names)
     written = (ours / "dvc.lock").read_text()
     assert written == (theirs / "dvc.lock").read_text()
-    assert written != (recorded / "dvc.lock").read_text()
+    assert written != (tiny_dvc_project / "dvc.lock").read_text()
     assert written.index("count@gamma-1:") < written.index("count@beta-2:")
 
 
-def test_an_unchanged_entry_leaves_the_file_untouched(recorded: Path, tmp_path: Path):
+def test_an_unchanged_entry_leaves_the_file_untouched(tiny_dvc_project: Path, tmp_path: Path):
     root = tmp_path / "same"
-    shutil.copytree(recorded, root)
+    shutil.copytree(tiny_dvc_project, root)
     lock = root / "dvc.lock"
     before = lock.stat().st_mtime_ns, lock.read_text()
     with locked_repo(root) as repo:
@@ -95,9 +54,9 @@ def test_an_unchanged_entry_leaves_the_file_untouched(recorded: Path, tmp_path: 
     assert (lock.stat().st_mtime_ns, lock.read_text()) == before
 
 
-def test_without_a_lock_file_dvc_writes_the_first_entries(recorded: Path, tmp_path: Path):
+def test_without_a_lock_file_dvc_writes_the_first_entries(tiny_dvc_project: Path, tmp_path: Path):
     root = tmp_path / "first"
-    shutil.copytree(recorded, root)
+    shutil.copytree(tiny_dvc_project, root)
     (root / "dvc.lock").unlink()
     with locked_repo(root) as repo:
         (stage,) = repo.stage.collect("count@alpha-1")

@@ -6,7 +6,8 @@ what the fan-out runs for a seed group (:mod:`~attnlab.fanout.seed_groups`). It 
 
 1. Under DVC's repository lock, it asks DVC which of the stages changed (a stage that did
    not is skipped, as DVC skips it), notes the hash of every dependency and deletes their
-   outputs.
+   outputs. A stage whose outputs DVC's cache holds for these inputs is checked out from
+   it instead of run, as DVC does (its own lock entry, else the run cache).
 2. Without the lock, it runs their commands. Train stages train together: the first
    stage's command with every seed (``--seed a --seed b ...``), which
    :mod:`attnlab.stages.train` trains as one group, writing each run's outputs where its
@@ -73,13 +74,29 @@ def _changed_stages(repo: Any, names: Sequence[str], allow_missing: bool) -> lis
     return changed
 
 
+def _restored_from_cache(repo: Any, stage: Any) -> bool:
+    """Whether DVC's cache had ``stage``'s outputs for these inputs, now checked out.
+
+    As ``dvc repro`` does before it runs a command: from the stage's own ``dvc.lock``
+    entry when only its outputs are missing here, else from the run cache. DVC says so
+    (``Stage '...' is cached - skipping run``).
+    """
+    from dvc.stage.cache import RunCacheNotFoundError
+
+    try:
+        repo.stage_cache.restore(stage)
+    except RunCacheNotFoundError:
+        return False
+    return True
+
+
 def _commands(stages: Sequence[Any]) -> list[tuple[str, list[Any]]]:
     """What to run for ``stages`` (one family and variant), each with the stages it makes.
 
     Raises:
         AttnlabError: train stages whose commands differ beyond the seed.
     """
-    if TRAIN_STAGE.match(stages[0].addressing) is None:
+    if not stages or TRAIN_STAGE.match(stages[0].addressing) is None:
         return [(stage.cmd, [stage]) for stage in stages]
     seeds = [int(TRAIN_STAGE.match(s.addressing)["seed"]) for s in stages]  # type: ignore[index]
     return [(group_command([stage.cmd for stage in stages], seeds), list(stages))]
@@ -125,12 +142,15 @@ def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = Fals
         stages = _changed_stages(repo, names, allow_missing)
         if not stages:
             return 0
-        commands = _commands(stages)
+        _commands(stages)  # a group that cannot run as one is refused before any work
         before = {stage.addressing: _dependency_hashes(stage) for stage in stages}
+        made: list[str] = []
         for stage in stages:
             print(f"Running stage '{stage.addressing}':", flush=True)
             stage.remove_outs(ignore_remove=False, force=False)
-    made: list[str] = []
+            if _restored_from_cache(repo, stage):
+                made.append(stage.addressing)
+        commands = _commands([stage for stage in stages if stage.addressing not in made])
     status = 0
     for command, covered in commands:
         print(f"> {command}", flush=True)
