@@ -4,7 +4,7 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.fanout.group_stage import group_command, reproduce_group
-from attnlab.fanout.seed_groups import launch_units
+from attnlab.fanout.seed_groups import launch_units, runs_as_group
 
 P0 = [f"train@ladder-mlp-{seed}" for seed in (1337, 1338, 1339)]
 
@@ -44,6 +44,14 @@ def test_a_group_of_two_families_or_variants_is_refused_before_any_work(tmp_path
     ):
         with pytest.raises(AttnlabError, match="not the stages of one family and variant"):
             reproduce_group(tmp_path, names)
+
+
+def test_seeded_stages_run_through_the_group_runner_a_lone_seed_too():
+    assert runs_as_group(("train@ladder-mlp-1337", "train@ladder-mlp-1338"))
+    assert runs_as_group(("evaluate@ladder-mlp-1337",))
+    assert not runs_as_group(("charts",))
+    assert not runs_as_group(("sweep@dk",))
+    assert not runs_as_group(("evaluate@ladder-mlp-1337",), group=False)
 
 
 def test_no_grouping_starts_every_stage_alone():

@@ -84,13 +84,19 @@ class Child:
         device: str | None,
         attempt: int,
         allow_missing: bool = False,
+        grouped: bool = False,
     ) -> "Child":
-        """Start reproducing ``stages`` in ``root``; output goes to ``log`` (appended)."""
+        """Start reproducing ``stages`` in ``root``; output goes to ``log`` (appended).
+
+        ``grouped`` runs them through the seed-group runner (:mod:`group_stage`), else
+        the one stage through ``dvc repro --single-item``.
+        """
         log.parent.mkdir(parents=True, exist_ok=True)
-        if len(stages) == 1:
-            command = repro_command(stages[0], allow_missing)
-        else:
+        if grouped:
             command = group_stage.command_line(stages, allow_missing)
+        else:
+            (stage,) = stages
+            command = repro_command(stage, allow_missing)
         with open(log, "ab") as handle:
             process = subprocess.Popen(
                 command,

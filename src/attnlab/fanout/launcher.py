@@ -34,7 +34,7 @@ from attnlab.fanout.forecast import Forecast, clock
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
 from attnlab.fanout.restore import restore_outputs
-from attnlab.fanout.seed_groups import launch_units
+from attnlab.fanout.seed_groups import launch_units, runs_as_group
 
 POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
@@ -168,7 +168,10 @@ class FanOut:
                 self._attempts[name] = attempt
                 result.logs[name] = log
             env = self.resources.child_environment(self.environ, device)
-            child = Child.start(stages, self.root, log, env, device, attempt, self.allow_missing)
+            grouped = runs_as_group(stages, self.seed_groups)
+            child = Child.start(
+                stages, self.root, log, env, device, attempt, self.allow_missing, grouped
+            )
             for name in stages:
                 self._running[name] = child
 

@@ -54,3 +54,13 @@ def launch_units(ready: Sequence[str], free: int, group: bool = True) -> list[tu
         half = (len(largest) + 1) // 2
         units[at : at + 1] = [largest[:half], largest[half:]]
     return [tuple(unit) for unit in units]
+
+
+def runs_as_group(stages: Sequence[str], group: bool = True) -> bool:
+    """Whether a unit of :func:`launch_units` runs through the seed-group runner.
+
+    Every unit of seeded stages does, a lone seed too, when grouping is on: the runner
+    records a stage as ``dvc repro --single-item`` would, for a fraction of its cost (one
+    write of a ``dvc.lock`` entry instead of DVC's rewrite of the whole file).
+    """
+    return group and all(SEEDED_STAGE.match(name) for name in stages)

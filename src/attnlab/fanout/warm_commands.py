@@ -8,7 +8,8 @@ each command in a fork of itself: the command starts warm, yet runs in a process
 own as a subprocess would, with its own exit status, its own global state (seeds, torch's
 settings, W&B) and its own pid, which the fan-out signals to stop it. A command of any
 other shape, or one whose ``python`` is not this interpreter's environment, runs as a
-subprocess through the shell, as DVC runs it.
+subprocess through the shell, as DVC runs it; so does every command once an import has
+made a CUDA context here (a fork cannot use it; importing torch makes none).
 """
 
 import ast
@@ -74,6 +75,12 @@ def _import_lazy_library_modules() -> None:
             importlib.import_module(name)
 
 
+def _cuda_initialized() -> bool:
+    """Whether this process holds a CUDA context, which a fork cannot use."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.cuda.is_initialized()
+
+
 def _exit_status(exit_: SystemExit) -> int:
     """The process exit status Python gives ``sys.exit(code)``."""
     if exit_.code is None:
@@ -118,4 +125,6 @@ def run_command(command: str, root: Path) -> int:
         return subprocess.run(command, shell=True, cwd=root).returncode
     _import_what_it_imports(root / argv[0])
     _import_lazy_library_modules()
+    if _cuda_initialized():
+        return subprocess.run(command, shell=True, cwd=root).returncode
     return _run_in_fork(argv, root)
