@@ -2,34 +2,68 @@
 
 A stage command of the catalogue is ``python pipeline/<stage>.py --variant V --seed S``,
 and most of its fixed cost is Python importing torch and Lightning (about 5 s on two
-cores), more than an evaluation at a quick-pass budget. A group of such commands
-(:mod:`~attnlab.fanout.group_stage`) imports what the script imports once, then runs
-each command in a fork of itself: the command starts warm, yet runs in a process of its
-own as a subprocess would, with its own exit status, its own global state (seeds, torch's
-settings, W&B) and its own pid, which the fan-out signals to stop it. A command of any
-other shape, or one whose ``python`` is not this interpreter's environment, runs as a
-subprocess through the shell, as DVC runs it; so does every command once an import has
-made a CUDA context here (a fork cannot use it; importing torch makes none).
+cores), more than an evaluation at a quick-pass budget. A stage script is, by contract
+(tests/test_layers.py), its docstring, ``from attnlab.stages.<stage> import main`` and
+``run_stage(main)``. A group of such commands (:mod:`~attnlab.fanout.group_stage`)
+imports the stage's module once, then runs each command in a fork of itself, calling
+``run_stage(main)`` with the command's arguments as the script would: the command
+starts warm, yet runs in a process of its own as a subprocess would, with its own exit
+status, its own global state (seeds, torch's settings, W&B) and its own pid, which the
+fan-out signals to stop it.
+
+A command of any other shape, or one whose ``python`` is not this interpreter's
+environment, runs as a subprocess through the shell, as DVC runs it; so does every
+command once an import has made a CUDA context here (a fork cannot use it; importing
+torch makes none).
 """
 
 import ast
 import contextlib
 import importlib
 import os
-import runpy
 import shlex
 import shutil
 import subprocess
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
+_RUNNER = "attnlab.stages.command"  # run_stage: what every stage script calls
 
-def _script_argv(command: str, root: Path) -> list[str] | None:
-    """``[script, arg...]`` of a ``python <script>.py ...`` command this process can fork.
+# Imported lazily deep inside libraries by every training stage, so not by its module:
+# W&B's run start (its launch module) and Lightning's checkpoint (omegaconf, where it is
+# installed). About 1.3 s a command on two cores, paid here once for the group.
+_LAZY_IN_LIBRARIES = ("wandb.sdk.launch._launch_add", "omegaconf")
 
-    None unless the system forks, the script is a file and ``python`` is this
-    interpreter's environment.
+
+@dataclass(frozen=True)
+class StageCall:
+    """A stage script's command: its module's ``main``, run with ``argv``."""
+
+    module: str
+    argv: list[str]
+
+
+def _stage_module(script: Path) -> str | None:
+    """The module whose ``main`` the stage script runs; None for any other script."""
+    body = ast.parse(script.read_text(encoding="utf-8")).body
+    imported = {
+        node.module: {alias.name for alias in node.names}
+        for node in body
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+    }
+    commands = [module for module, names in imported.items() if "main" in names]
+    if imported.get(_RUNNER) != {"run_stage"} or len(imported) != 2 or len(commands) != 1:
+        return None
+    return commands[0]
+
+
+def stage_call(command: str, root: Path) -> StageCall | None:
+    """The stage script ``command`` runs (``python <script>.py ...``), if run warm here.
+
+    None unless the system forks, ``python`` is this interpreter's environment and the
+    script is a stage script.
     """
     try:
         argv = shlex.split(command)
@@ -43,29 +77,8 @@ def _script_argv(command: str, root: Path) -> list[str] | None:
     # The same bin folder, not the same binary: a venv's python links to its base's.
     if Path(found).parent.resolve() != Path(sys.executable).parent.resolve():
         return None
-    return argv[1:]
-
-
-def _import_what_it_imports(script: Path) -> None:
-    """Import the modules ``script`` imports at its top level, once for every fork."""
-    for node in ast.parse(script.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                return  # the command itself fails on it, and says so in its own output
-
-
-# Imported lazily deep inside libraries by every training stage, so not by its script:
-# W&B's run start (its launch module) and Lightning's checkpoint (omegaconf, where it is
-# installed). About 2.4 s a command on two cores, paid here once for the group.
-_LAZY_IN_LIBRARIES = ("wandb.sdk.launch._launch_add", "omegaconf")
+    module = _stage_module(root / argv[1])
+    return None if module is None else StageCall(module, argv[1:])
 
 
 def _import_lazy_library_modules() -> None:
@@ -91,8 +104,10 @@ def _exit_status(exit_: SystemExit) -> int:
     return 1
 
 
-def _run_in_fork(argv: list[str], root: Path) -> int:
-    """Run the script ``argv[0]`` with ``argv`` as ``sys.argv`` in a fork; its exit status."""
+def _run_in_fork(call: StageCall, root: Path) -> int:
+    """Run ``call`` as its script would, in a fork of this process; its exit status."""
+    run_stage = importlib.import_module(_RUNNER).run_stage
+    main = importlib.import_module(call.module).main
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -100,8 +115,8 @@ def _run_in_fork(argv: list[str], root: Path) -> int:
         status = 1
         try:
             os.chdir(root)
-            sys.argv = list(argv)
-            runpy.run_path(argv[0], run_name="__main__")
+            sys.argv = list(call.argv)
+            run_stage(main)
             status = 0
         except SystemExit as exit_:
             status = _exit_status(exit_)
@@ -120,11 +135,13 @@ def run_command(command: str, root: Path) -> int:
 
     A command killed by a signal gives minus the signal's number, as ``subprocess`` does.
     """
-    argv = _script_argv(command, root)
-    if argv is None:
+    call = stage_call(command, root)
+    if call is not None:
+        try:
+            importlib.import_module(call.module)
+        except ImportError:  # the command itself fails on it, and says so in its output
+            call = None
+        _import_lazy_library_modules()
+    if call is None or _cuda_initialized():
         return subprocess.run(command, shell=True, cwd=root).returncode
-    _import_what_it_imports(root / argv[0])
-    _import_lazy_library_modules()
-    if _cuda_initialized():
-        return subprocess.run(command, shell=True, cwd=root).returncode
-    return _run_in_fork(argv, root)
+    return _run_in_fork(call, root)
