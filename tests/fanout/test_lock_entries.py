@@ -1,10 +1,15 @@
 """A seed group's dvc.lock entries (attnlab.fanout.lock_entries) against DVC's own writes."""
 
+import contextlib
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 
+from dvc.dvcfile import Lockfile
+from dvc.repo import Repo
+
 from attnlab.fanout.dvc_graph import locked_repo
-from attnlab.fanout.lock_entries import write_lock_entries
+from attnlab.fanout.lock_entries import dvc_writes_lock_entries_in_place, write_lock_entries
 
 
 def _record_both_ways(root: Path, tmp_path: Path, names: list[str]) -> tuple[Path, Path]:
@@ -65,3 +70,24 @@ def test_without_a_lock_file_dvc_writes_the_first_entries(tiny_dvc_project: Path
     text = (root / "dvc.lock").read_text()
     assert text.startswith("schema: '2.0'\nstages:\n  count@alpha-1:\n")
     assert "count@beta-1" not in text
+
+
+def test_dvc_s_own_commits_write_the_same_file_with_entries_written_in_place(
+    tiny_dvc_project: Path, tmp_path: Path
+):
+    # `dvc exp save STAGE...` commits its targets one by one, as here.
+    locks = []
+    for writer in ("dvc", "in place"):
+        root = tmp_path / writer.replace(" ", "-")
+        shutil.copytree(tiny_dvc_project, root)
+        (root / "params.yaml").write_text("scale: 0.25  # the knob\n")
+        for name in ("beta-1", "beta-2", "gamma-1"):
+            (root / "out" / f"{name}.txt").write_text(f"{name} again")
+        with contextlib.chdir(root), Repo(str(root)) as repo:
+            with dvc_writes_lock_entries_in_place() if writer == "in place" else nullcontext():
+                for target in ("count@beta-1", "count@beta-2", "count@gamma-1"):
+                    repo.commit(target, force=True)
+        locks.append((root / "dvc.lock").read_text())
+    assert locks[0] == locks[1]
+    assert "count@gamma-1:" in locks[1]
+    assert Lockfile.dump_stages.__module__.startswith("dvc.")  # put back on the way out

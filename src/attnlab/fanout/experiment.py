@@ -10,14 +10,14 @@ mistaken override is one line (:mod:`~attnlab.fanout.overrides`), and a run that
 start leaves the params files as they were.
 """
 
-import subprocess
-import sys
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from attnlab.errors import AttnlabError, ParamsError
+from attnlab.fanout.lock_entries import dvc_writes_lock_entries_in_place
 from attnlab.fanout.overrides import added_variant, check_added_variant, key_of, refusal
 
 # DVC names what it runs with this variable in `dvc exp run`; training records it (W&B
@@ -154,11 +154,17 @@ def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:
     Raises:
         AttnlabError: DVC could not save it (its message is included).
     """
-    done = subprocess.run(
-        [sys.executable, "-m", "dvc", "exp", "save", "--force", "--name", name, *stages],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise AttnlabError(f"dvc exp save --name {name} failed:\n{done.stdout}{done.stderr}")
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    try:
+        # As `dvc exp save --force --name NAME STAGE...`, in this process, so that its
+        # commit of each stage writes the stage's lock entry in place (lock_entries).
+        with (
+            contextlib.chdir(root),
+            Repo(str(root)) as repo,
+            dvc_writes_lock_entries_in_place(),
+        ):
+            repo.experiments.save(targets=list(stages), name=name, force=True)
+    except DvcException as err:
+        raise AttnlabError(f"dvc exp save --name {name} failed: {err}") from err
