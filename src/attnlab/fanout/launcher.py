@@ -196,6 +196,8 @@ class FanOut:
             for name in child.stages:
                 if name not in failed:
                     self._finished(name, child, output, result)
+            if not failed:  # every stage was recorded before the group failed: all done
+                continue
             result.failed.extend(failed)
             what = f"FAILED (exit {status}), log: {child.log}"
             self._report(child_name(tuple(failed)), what, result)
