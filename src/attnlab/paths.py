@@ -50,6 +50,9 @@ TRAIN_METRICS = "train.json"
 EVAL_METRICS = "eval.json"
 TRAIN_LOSS = "train_loss"
 VAL_PPL = "val_ppl"
+# train.json's record of its val_ppl curve's lowest point: what early stopping would keep.
+BEST_STEP = "best/step"
+BEST_PPL = "best/val/ppl"
 
 # The sweeps: each study's journal and, for sweep-check, its best trial retrained.
 STUDIES = DATA / "sweeps"

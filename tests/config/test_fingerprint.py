@@ -35,7 +35,7 @@ BASE = _fingerprints()
             {TRAIN, EVAL},
         ),
         ("precision", lambda p: p["trainer"].update(precision="bf16-mixed"), {TRAIN, EVAL}),
-        ("the curve's windows", lambda p: p["evaluate"]["curve"].update(windows=3), {TRAIN}),
+        ("the curve's cadence", lambda p: p["evaluate"]["curve"].update(every_steps=7), {TRAIN}),
         ("evaluate lengths", lambda p: p["evaluate"].update(lengths=[64]), {EVAL}),
         ("evaluate device", lambda p: p["evaluate"].update(device="cpu"), set()),
         (

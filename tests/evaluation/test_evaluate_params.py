@@ -34,11 +34,16 @@ def test_every_extrapolated_variant_holds_every_evaluation_length():
         assert params.variant(name).model.positions >= longest
 
 
-def test_the_curve_interval_scales_with_the_budget():
-    params = _parsed(lambda p: p["budget"].update(scale=0.02))
-    assert params.evaluate.curve.every(params.budget) == 2  # 100 steps at 1.0
-    tiny = _parsed(lambda p: p["budget"].update(scale=0.001))
-    assert tiny.evaluate.curve.every(tiny.budget) == 1
+def test_the_curve_interval_scales_with_the_budget_down_to_its_floor():
+    half = _parsed(lambda p: p["budget"].update(scale=0.5))
+    assert half.evaluate.curve.every(half.budget) == 25  # 50 steps at 1.0
+    # A whole-split point every step would cost more than a quick run's training.
+    quick = _parsed(lambda p: p["budget"].update(scale=0.02))
+    assert quick.evaluate.curve.every(quick.budget) == 10  # min_every_steps, not 1
+    floorless = _parsed(
+        lambda p: (p["budget"].update(scale=0.02), p["evaluate"]["curve"].update(min_every_steps=1))
+    )
+    assert floorless.evaluate.curve.every(floorless.budget) == 1
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,6 @@ def _shrink(params: dict) -> None:
     params["budget"]["scale"] = 0.002
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
-    params["evaluate"]["curve"]["windows"] = 8
 
 
 def _attnlab(project, *args: str) -> subprocess.Popen:

@@ -28,7 +28,6 @@ def _tiny(params: dict) -> None:
     params["budget"]["scale"] = 0.002
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
-    params["evaluate"]["curve"]["windows"] = 8
     params["variants"] = {"ladder-mlp": params["variants"]["ladder-mlp"]}
     params["aliases"] = {}
     params["sweeps"]["studies"] = {}

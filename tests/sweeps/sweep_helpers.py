@@ -30,7 +30,7 @@ def sweep_params(trials: int = 4, steps: int = 8, **sweeps: object) -> dict:
     params["trainer"].update(accelerator="cpu")
     params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 1000})
     params["evaluate"].update(batch_size=64)
-    params["evaluate"]["curve"].update(windows=8)
+    params["evaluate"]["curve"].update(min_every_steps=1)
     params["budget"]["scale"] = 1.0
     study = params["sweeps"]["studies"]["dk"]
     base_steps = params["variants"]["dk-128-scaled"]["train"]["steps"]

@@ -16,7 +16,9 @@ from train_helpers import shrunk_params, train_here
 from attnlab.config import parse_params
 from attnlab.data.tokens import read_tokens
 from attnlab.evaluation import build_initial_model
-from attnlab.metrics import ValidationCurve, sample_windows, score_windows
+from attnlab.metrics import ValidationCurve, perplexity, sample_windows, score_windows
+from attnlab.metrics.validation_curve import of_split
+from attnlab.paths import BEST_PPL, BEST_STEP
 from attnlab.training import TrainJob
 
 VARIANT = "ladder-layernorm"
@@ -71,6 +73,43 @@ def test_points_at_step_0_every_n_steps_and_the_last_equal_the_evaluate_function
     for step, ppl in rows[1:]:
         assert ppl == scored.ppl[step], step  # bit for bit, not approximately
     assert rows[-1][1] < rows[0][1] - 10  # it trained, and the curve saw it
+
+
+class _ScoreSplitEveryStep(pl.Callback):
+    """P0's whole-split perplexity (the evaluate stage's function) after each step."""
+
+    def __init__(self, val: torch.Tensor, batch_size: int) -> None:
+        self.val, self.batch_size, self.ppl = val, batch_size, {}
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        model = pl_module.model
+        self.ppl[trainer.global_step] = perplexity(model, self.val, 32, self.batch_size).ppl
+
+
+def test_a_split_curve_scores_the_whole_split_and_its_best_point_is_its_lowest(
+    train_tokens, tmp_path
+):
+    # The early-stopping protocol reads the best point as the run's val/ppl had it stopped
+    # there: each point must be exactly what the evaluate stage would have measured.
+    val = read_tokens(train_tokens.with_name("val.parquet"))
+    assert (val.shape[0] - 1) % 32, "the split ends in a shorter window (the tail)"
+    curve = of_split(val, 32, 2, tmp_path / "val_ppl.csv", 256)
+    scored = _ScoreSplitEveryStep(val, 256)
+    train_here(shrunk_params(steps=5), VARIANT, tmp_path, train_tokens, curve=curve,
+               callbacks=[scored])  # fmt: skip
+    assert [step for step, _ in curve.points] == [0, 2, 4, 5]
+    for step, ppl in curve.points[1:]:
+        assert ppl == scored.ppl[step], step  # bit for bit
+    lowest = min(curve.points[1:], key=lambda point: point[1])
+    assert curve.best() == {BEST_STEP: lowest[0], BEST_PPL: lowest[1]}
+
+
+def test_the_best_point_is_the_earliest_lowest_after_step_0(tmp_path):
+    curve = ValidationCurve(torch.zeros(1, 2, dtype=torch.long), 1, tmp_path / "c.csv", 1)
+    curve.points = [(0, 1.0), (1, 5.0), (2, 3.0), (3, 3.0), (4, 4.0)]
+    assert curve.best() == {BEST_STEP: 2, BEST_PPL: 3.0}  # step 0's untrained point is no stop
+    curve.points = [(0, 9.0)]
+    assert curve.best() == {}
 
 
 def test_drawing_the_curve_leaves_the_training_bit_identical(train_tokens, tmp_path):

@@ -66,10 +66,3 @@ def test_a_run_too_big_for_memory_is_refused_before_allocating(stage_project, se
     # Before, torch's allocator failed with a traceback, or the machine began to swap.
     line = _one_error_line(stage_project("big", shrunk_params(**sections)).run(VARIANT))
     assert named in line and "GiB of memory is available" in line
-
-
-def test_more_curve_windows_than_the_split_holds_are_named(stage_project):
-    params = shrunk_params()
-    params["evaluate"]["curve"]["windows"] = 10**8
-    line = _one_error_line(stage_project("windows", params).run(VARIANT))
-    assert line.startswith("error: evaluate.curve.windows: 100000000 windows asked for")

@@ -61,13 +61,13 @@ def test_a_failed_output_write_keeps_the_resume_state_for_the_rerun(stage_projec
 
 
 def test_a_run_stopped_before_a_curve_knob_changed_starts_afresh(stage_project):
-    # Before, it resumed and kept the curve scored on 64 windows (tests/training/
+    # Before, it resumed and kept the curve drawn at the old cadence (tests/training/
     # test_train_fingerprint.py checks every knob the stage declares).
     params = shrunk_params(steps=6)
     project = stage_project("knob", params)
     kept = project.run(VARIANT, "--keep-checkpoint")  # the resume state stays, at step 6
     assert kept.returncode == 0, kept.stdout + kept.stderr
-    params["evaluate"]["curve"]["windows"] = 16  # was 64
+    params["evaluate"]["curve"]["min_every_steps"] = 3  # was 1
     write_params_mapping(project.root / "params.yaml", params)
     rerun = project.run(VARIANT)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr

@@ -40,7 +40,7 @@ PARAMS = shrunk_params(
     },
     # A val/ppl point at every step (10 x 0.08 rounds to 1), in 4 batches: a stop signal
     # then always lands in a step that validates, mostly inside its validation.
-    evaluate={"batch_size": 4, "curve": {"every_steps": 10, "windows": 16}},
+    evaluate={"batch_size": 4, "curve": {"every_steps": 10, "min_every_steps": 1}},
 )
 OUTPUTS = (
     f"data/models/{run_folder(VARIANT)}/model.pt",

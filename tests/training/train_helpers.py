@@ -38,6 +38,7 @@ def shrunk_params(steps: int = 6, **sections: dict) -> dict:
     params["train"].update(batch_size=8)
     params["trainer"].update(accelerator="cpu")
     params["runtime"].update(log_every_n_steps=2, checkpoint={"every_n_train_steps": 2})
+    params["evaluate"]["curve"]["min_every_steps"] = 1  # a run of a few steps keeps its points
     for name, values in sections.items():
         params[name].update(values)
     return params

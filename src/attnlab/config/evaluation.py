@@ -20,16 +20,18 @@ PositiveInt = Annotated[int, Field(gt=0)]
 class CurveParams(Section):
     """The ``val/ppl`` curve during training (read by the train stage).
 
-    ``every_steps`` is at the story's budget and scales with it like every step count, so
-    a run has about ``steps / every_steps`` points at any ``budget.scale``.
+    Each point scores the whole validation split. ``every_steps`` is at the story's budget
+    and scales with it like every step count, so a run has about ``steps / every_steps``
+    points, down to ``min_every_steps``: at a quick run's budget a point every step would
+    cost more than the training.
     """
 
     every_steps: PositiveInt
-    windows: PositiveInt
+    min_every_steps: PositiveInt
 
     def every(self, budget: BudgetParams) -> int:
-        """Steps between two points at this budget, never fewer than one."""
-        return budget.steps(self.every_steps)
+        """Steps between two points at this budget, never fewer than ``min_every_steps``."""
+        return max(budget.steps(self.every_steps), self.min_every_steps)
 
 
 class EvaluateParams(Section):

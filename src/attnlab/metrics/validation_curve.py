@@ -1,10 +1,11 @@
-"""The validation curve: val/ppl at a few points during training, as a DVC plots file.
+"""The validation curve: val/ppl at points during training, as a DVC plots file.
 
-Every trained variant gets a ``val/ppl`` curve beside its train-loss curve (issue
-"evaluate"). Each point scores a fixed, seeded subset of P0's validation windows (the same
-windows at every point, so the curve's wiggles are the model's, not the sample's); the
-final, whole-split ``val/ppl`` is the evaluate stage's. Lightning's validation loop scores
-the points (:class:`~attnlab.training.LanguageModelTask` over
+Every trained variant gets a ``val/ppl`` curve beside its train-loss curve. Each point
+scores the whole validation split as P0's perplexity does (:func:`of_split`: the same
+windows, batches and tail as :func:`~attnlab.metrics.perplexity`), so a point is the
+``val/ppl`` the run would have had, had it stopped there, and the curve's lowest point is
+what early stopping would keep (:meth:`ValidationCurve.best`). Lightning's validation loop
+scores the points (:class:`~attnlab.training.LanguageModelTask` over
 ``TokenWindows.val_dataloader``); this callback keeps them, in the plots file, the
 checkpoint and W&B.
 """
@@ -24,10 +25,12 @@ from torch import Tensor
 from attnlab.errors import DivergedError
 from attnlab.files import write_atomically
 from attnlab.members import MemberCallback
+from attnlab.metrics.windows import cut_windows
+from attnlab.paths import BEST_PPL, BEST_STEP
 
 PPL = "val/ppl"
-# The W&B key of a curve point: a sample of windows, not the whole split (whole_split.py).
-SAMPLE = "val/ppl_sample"
+# The W&B key of a curve point; the run's summary holds the final val/ppl (whole_split.py).
+POINT = "val/ppl_curve"
 
 
 class ValidationCurve(MemberCallback):
@@ -41,9 +44,8 @@ class ValidationCurve(MemberCallback):
     each point the whole file is rewritten from ``points`` and renamed into place, never
     appended to: whatever else once wrote there (a killed or orphaned run of the same
     configuration), the file holds this run's curve and nothing else. Each point is also
-    handed to the trainer's loggers (W&B) as ``val/ppl_sample`` (a sample of windows, not
-    the whole split); a non-finite one stops the fit with
-    :class:`~attnlab.errors.DivergedError`.
+    handed to the trainer's loggers (W&B) as ``val/ppl_curve``; a non-finite one stops the
+    fit with :class:`~attnlab.errors.DivergedError`.
 
     Resuming: the points travel in the checkpoint (``state_dict``), because ``dvc repro``
     deletes a stage's outputs before rerunning it, file and all. When a fit starts at
@@ -53,24 +55,49 @@ class ValidationCurve(MemberCallback):
     from step 0 starts the file afresh.
 
     Args:
-        windows: (W, T + 1) int64 validation windows, e.g. from ``sample_windows``.
+        windows: (W, T + 1) int64 validation windows (:func:`of_split`: the whole split's).
         every_n_steps: steps between points (already scaled by the budget).
         path: the CSV plots file (``step,val/ppl``); its folder is created if missing.
         batch_size: windows per forward pass.
+        tail: (1, r + 1) the split's last, shorter window, scored as a batch of its own.
 
     Attributes:
         points: ``(step, val/ppl)`` so far, oldest first, on rank zero.
     """
 
-    def __init__(self, windows: Tensor, every_n_steps: int, path: Path, batch_size: int) -> None:
+    def __init__(
+        self,
+        windows: Tensor,
+        every_n_steps: int,
+        path: Path,
+        batch_size: int,
+        tail: Tensor | None = None,
+    ) -> None:
         if every_n_steps <= 0:
             raise ValueError(f"every_n_steps: must be positive, got {every_n_steps}")
         super().__init__()
         self.windows = windows
+        self.tail = tail
         self.every_n_steps = every_n_steps
         self.path = Path(path)
         self.batch_size = batch_size
         self.points: list[tuple[int, float]] = []
+
+    def batches(self) -> list[Tensor]:
+        """What each point scores, in order: the windows in batches, then the tail alone."""
+        return [*self.windows.split(self.batch_size), *([] if self.tail is None else [self.tail])]
+
+    def best(self) -> dict[str, float | int]:
+        """The curve's lowest point after step 0, for train.json: ``best/step``, ``best/val/ppl``.
+
+        Empty for a curve without such a point. The first of equal values wins: early
+        stopping keeps the earliest weights that scored best.
+        """
+        trained = [(step, ppl) for step, ppl in self.points if step > 0]
+        if not trained:
+            return {}
+        step, ppl = min(trained, key=lambda point: point[1])
+        return {BEST_STEP: step, BEST_PPL: ppl}
 
     def on_sanity_check_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Start a new curve: Lightning's sanity check, step 0's point, runs on no resume."""
@@ -87,7 +114,7 @@ class ValidationCurve(MemberCallback):
         self.write()
         for logger in self.loggers(trainer):  # a resumed run is a new W&B run: replay
             for s, ppl in self.points:
-                logger.log_metrics({SAMPLE: ppl}, step=s)
+                logger.log_metrics({POINT: ppl}, step=s)
 
     def on_train_batch_end(
         self,
@@ -111,7 +138,7 @@ class ValidationCurve(MemberCallback):
         self.points.append((step, ppl))
         self.write()
         for logger in self.loggers(trainer):
-            logger.log_metrics({SAMPLE: ppl}, step=step)
+            logger.log_metrics({POINT: ppl}, step=step)
 
     def definition(self) -> dict[str, Any]:
         """What shapes the points besides the weights: the windows' SHA-256, cadence, batch.
@@ -119,10 +146,12 @@ class ValidationCurve(MemberCallback):
         A checkpoint's fingerprint holds it, so that a run never resumes a curve scored
         on other windows or at another cadence.
         """
-        windows = self.windows.detach().cpu().contiguous().numpy().tobytes()
+        digest = hashlib.sha256()
+        for part in (self.windows, *([] if self.tail is None else [self.tail])):
+            digest.update(part.detach().cpu().contiguous().numpy().tobytes())
         return {
-            "windows": hashlib.sha256(windows).hexdigest(),
-            "shape": list(self.windows.shape),
+            "windows": digest.hexdigest(),
+            "shape": [list(self.windows.shape), None if self.tail is None else self.tail.shape[1]],
             "every_n_steps": self.every_n_steps,
             "batch_size": self.batch_size,
         }
@@ -156,3 +185,16 @@ class ValidationCurve(MemberCallback):
         writer.writerow(("step", PPL))
         writer.writerows((step, repr(ppl)) for step, ppl in self.points)  # repr: exact
         write_atomically(self.path, text.getvalue().encode("utf-8"))
+
+
+def of_split(
+    val_tokens: Tensor, length: int, every_n_steps: int, path: Path, batch_size: int
+) -> ValidationCurve:
+    """The curve of a run trained at context ``length``: each point the whole split's val/ppl.
+
+    The windows are P0's cut of the split (:func:`~attnlab.metrics.windows.cut_windows`)
+    in the evaluate stage's batches, so the last point is the run's ``val/ppl`` up to
+    float rounding.
+    """
+    cut = cut_windows(val_tokens, length)
+    return ValidationCurve(cut.full, every_n_steps, path, batch_size, cut.tail)

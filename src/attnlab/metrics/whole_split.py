@@ -1,12 +1,12 @@
 """The whole-split score of a finished training run: what W&B's run summary holds.
 
-The validation curve (:class:`~attnlab.metrics.ValidationCurve`) scores a fixed
-sample of 64 windows, cheap enough to draw during training; W&B logs it as
-``val/ppl_sample``. The number every claim of docs/catalogue.md uses is P0's ``val/ppl`` on
-the whole validation split, and beside it the bits per byte (``val/bpb``), which does not
-depend on the vocabulary. :class:`WholeSplitScore` computes both when training ends,
-with the evaluate stage's own function, so a train run's and a sweep trial's summary mean
-the same thing as ``reports/metrics/<variant>/seed-<seed>/eval.json``.
+The validation curve (:class:`~attnlab.metrics.ValidationCurve`) scores the whole
+validation split at its points; W&B logs them as ``val/ppl_curve``. The number every claim
+of docs/catalogue.md uses is P0's ``val/ppl`` of the trained model on that split, and
+beside it the bits per byte (``val/bpb``), which does not depend on the vocabulary.
+:class:`WholeSplitScore` computes both when training ends, with the evaluate stage's own
+function, so a train run's and a sweep trial's summary mean the same thing as
+``reports/metrics/<variant>/seed-<seed>/eval.json``.
 """
 
 import logging

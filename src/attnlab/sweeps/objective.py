@@ -15,7 +15,8 @@ import optuna
 from torch import Tensor
 
 from attnlab.config.sweeps import CategoricalAxis, FloatAxis, IntAxis
-from attnlab.metrics import ValidationCurve, WholeSplitScore, sample_windows
+from attnlab.metrics import ValidationCurve, WholeSplitScore
+from attnlab.metrics.validation_curve import of_split
 from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
 from attnlab.sweeps.definition import Sweep
 from attnlab.training import train_variant
@@ -60,22 +61,12 @@ class TrialObjective:
         self.sweep, self.train_tokens, self.val_tokens = sweep, train_tokens, val_tokens
         self.token_bytes = token_bytes
         self.run_root, self.wandb_folder = run_root, wandb_folder
-        self._windows: dict[int, Tensor] = {}
 
     def _curve(self, number: int, block_size: int) -> ValidationCurve:
-        curve = self.sweep.params.evaluate.curve
-        if block_size not in self._windows:  # the same seeded windows for every trial
-            self._windows[block_size] = sample_windows(
-                self.val_tokens,
-                block_size,
-                curve.windows,
-                self.sweep.params.seed,
-                key="evaluate.curve.windows",
-            )
         path = self.run_root / "sweeps" / self.sweep.name / f"trial-{number}" / "val_ppl.csv"
+        every = self.sweep.params.evaluate.curve.every(self.sweep.budget)
         batch_size = self.sweep.params.evaluate.batch_size
-        every = curve.every(self.sweep.budget)
-        return ValidationCurve(self._windows[block_size], every, path, batch_size)
+        return of_split(self.val_tokens, block_size, every, path, batch_size)
 
     def __call__(self, trial: optuna.Trial) -> float:
         """Train the trial's variant; prune it from its curve; score it when it finishes.

@@ -52,7 +52,7 @@ class TokenWindows(pl.LightningDataModule):
             tuple(member.data_seed for member in jobs),
             job.steps,
             job.runtime.num_workers,
-            None if curve is None else curve.windows.split(curve.batch_size),
+            None if curve is None else curve.batches(),
         )
 
     def __init__(

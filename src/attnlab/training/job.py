@@ -144,8 +144,8 @@ def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None
     the recipe, the budget and the steps it scales, the run's seed and the init and data
     seeds it resolves to, so that two seeds never share resume state, and every
     ``trainer`` knob), the ``val/ppl`` curve's definition when one is drawn (its windows'
-    bytes, which the root ``seed``, the validation split and ``evaluate.curve.windows``
-    make; its cadence; its batch size) with the code that scores it, the train split's
+    bytes, the whole validation split's; its cadence; its batch size) with the code that
+    scores it, the train split's
     bytes, the library code that trains (:data:`attnlab.result_code.WEIGHTS`) and the torch
     and Lightning versions. Not ``runtime`` (checkpoint and logging intervals, W&B): it
     changes nothing a run records.

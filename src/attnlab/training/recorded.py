@@ -1,7 +1,7 @@
 """One recorded training run, as the ``train`` stage makes it: its model, metrics and curves.
 
 The ``train@<variant>-<seed>`` stage and the sweeps' ``sweep-check@<study>-<seed>`` stage
-train the same way (resumable, the seeded ``val/ppl`` curve, the whole-split score in the
+train the same way (resumable, the ``val/ppl`` curve, the whole-split score in the
 W&B summary) and write the same files; only where they write differs (:class:`RunFiles`).
 """
 
@@ -18,9 +18,8 @@ from attnlab.config.fingerprint import FINGERPRINT, TRAIN, run_configuration
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
 from attnlab.metrics.bpb import token_byte_lengths
-from attnlab.metrics.validation_curve import ValidationCurve
+from attnlab.metrics.validation_curve import ValidationCurve, of_split
 from attnlab.metrics.whole_split import WholeSplitScore
-from attnlab.metrics.windows import sample_windows
 from attnlab.runs.along_weights import keep_along
 from attnlab.runs.curve_files import write_curve
 from attnlab.runs.model_folder import save_trained_model
@@ -54,17 +53,15 @@ class RunFiles:
 def validation_curve(
     params: Params, val_tokens: Tensor, block_size: int, curves: Path
 ) -> ValidationCurve:
-    """The run's ``val/ppl`` curve, into ``curves``: params ``evaluate.curve`` and ``seed``.
+    """The run's ``val/ppl`` curve, into ``curves``: the whole split at each point.
 
-    Every run scores the same seeded windows (drawn from params ``seed``), at
-    ``evaluate.curve.every_steps`` scaled by the budget, ``evaluate.batch_size`` at a time.
+    Points come every ``evaluate.curve.every_steps`` scaled by the budget (never closer
+    than ``evaluate.curve.min_every_steps``), ``evaluate.batch_size`` windows at a time.
     """
-    curve = params.evaluate.curve
-    return ValidationCurve(
-        sample_windows(
-            val_tokens, block_size, curve.windows, params.seed, key="evaluate.curve.windows"
-        ),
-        curve.every(params.budget),
+    return of_split(
+        val_tokens,
+        block_size,
+        params.evaluate.curve.every(params.budget),
         paths.curve(curves, paths.VAL_PPL),
         params.evaluate.batch_size,
     )
@@ -106,8 +103,8 @@ def train_and_record_group(
     """Train ``runs`` (one, or a seed group) in one fit; write each one's outputs.
 
     Each run writes its model, ``train.json`` and curves (rank 0 alone, under DDP), as its
-    single run would. The ``val/ppl`` curve uses params ``evaluate.curve`` (the same seeded
-    windows for every run, drawn from params ``seed``) and ``evaluate.batch_size``; the
+    single run would. The ``val/ppl`` curve scores the whole validation split at the
+    points params ``evaluate.curve`` sets, ``evaluate.batch_size`` windows at a time; the
     resume state lives under ``ATTNLAB_RUN_ROOT`` and is removed only once every output of
     every run is written. The weights of the steps ``along``
     (:func:`attnlab.training.along_steps.along_steps`) go into the model folder's
@@ -162,7 +159,12 @@ def _record(params: Params, run: RecordedRun, curve: ValidationCurve, result: Tr
     fingerprint = run_configuration(run.job.config(), params).fingerprints[TRAIN]
     paths.write_metrics(
         files.metrics / paths.TRAIN_METRICS,
-        {**result.metrics, FINGERPRINT: fingerprint, "provenance": result.provenance},
+        {
+            **result.metrics,
+            **curve.best(),  # early stopping's point (the catalogue's early-stopping protocol)
+            FINGERPRINT: fingerprint,
+            "provenance": result.provenance,
+        },
     )
     write_curve(paths.curve(files.curves, paths.TRAIN_LOSS), result.curve)
     curve.write()  # a resume at the last step drew no point, and wrote no file
