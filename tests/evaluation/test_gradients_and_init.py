@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.evaluation import block_gradient_norms, build_initial_model, parameter_counts
+from attnlab.evaluation.gradients import eval_mode_gradient_norms
 from attnlab.models import LanguageModel, ModelConfig, count_parameters_by_formula
 
 V = 32
@@ -27,7 +28,7 @@ def test_one_gradient_norm_per_block_and_their_ratio(norm):
     norms = block_gradient_norms(model, x, y)
     assert list(norms) == [
         f"{prefix}/{key}"
-        for prefix in ("grad_norm", "grad_norm_weights_rms")
+        for prefix in ("grad_norm", "grad_norm_weights_rms", "grad_norm_attention", "grad_norm_mlp")
         for key in (*(f"block_{i:02d}" for i in range(3)), "ratio_last_first")
     ]
     assert all(value > 0 for value in norms.values())
@@ -69,6 +70,47 @@ def test_the_weights_rms_norm_is_the_rms_of_the_linear_weights_gradients_by_hand
     # Not the all-parameter norm under another name: the biases and gains are left out.
     every = torch.cat([p.grad.flatten() for p in reference.blocks[0].parameters()])
     assert by_hand[0] != pytest.approx(every.norm().item() / every.numel() ** 0.5, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "part"), [("grad_norm_attention", "mixer"), ("grad_norm_mlp", "mlp")]
+)
+def test_an_attention_or_mlp_norm_is_the_norm_of_that_parts_gradients_by_hand(prefix, part):
+    norms, reference = _measured_and_by_hand()
+    for b, block in enumerate(reference.blocks):
+        flat = torch.cat([p.grad.flatten() for p in getattr(block, part).parameters()])
+        assert norms[f"{prefix}/block_{b:02d}"] == pytest.approx(flat.norm().item(), rel=1e-5)
+    # The two parts and the LayerNorms make the block: each part is less than the whole.
+    assert norms[f"{prefix}/block_00"] < norms["grad_norm/block_00"]
+
+
+def test_a_block_without_an_mlp_has_no_mlp_norm():
+    model = build_initial_model(dataclasses.replace(CFG, mlp=False), seed=0).train()
+    norms = block_gradient_norms(model, *_batch())
+    assert "grad_norm_attention/block_00" in norms
+    assert not any(key.startswith("grad_norm_mlp/") for key in norms)
+
+
+def test_eval_mode_norms_drop_dropout_and_equal_training_mode_without_it():
+    x, y = _batch()
+    plain = build_initial_model(CFG, seed=0).train()
+    assert eval_mode_gradient_norms(plain, x, y) == {
+        key.replace("grad_norm/", "grad_norm_eval/"): value
+        for key, value in block_gradient_norms(plain, x, y).items()
+        if key.startswith("grad_norm/")
+    }
+    dropped = build_initial_model(dataclasses.replace(CFG, dropout=0.5), seed=0).train()
+    in_eval = eval_mode_gradient_norms(dropped, x, y)
+    assert dropped.training  # left in the mode it came in
+    torch.manual_seed(0)
+    in_training = block_gradient_norms(dropped, x, y)
+    assert in_eval["grad_norm_eval/block_00"] != pytest.approx(
+        in_training["grad_norm/block_00"], rel=1e-3
+    )
+    reference = build_initial_model(dataclasses.replace(CFG, dropout=0.5), seed=0).eval()
+    F.cross_entropy(reference(x).flatten(0, 1), y.flatten()).backward()
+    flat = torch.cat([p.grad.flatten() for p in reference.blocks[2].parameters()])
+    assert in_eval["grad_norm_eval/block_02"] == pytest.approx(flat.norm().item(), rel=1e-5)
 
 
 def test_parameter_counts_are_the_module_count_per_component():

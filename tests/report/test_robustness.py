@@ -61,39 +61,45 @@ def _table(reports: Path, runs: dict[str, dict[str, float]]):
     entry = _e11_with_two_protocols()
     by_id = {v.claim.id: v for v in verdicts}
     table = robustness_table(entry, claims_under_protocols("E11", entry, results, by_id))
-    return table, results, verdicts, {row[0]: row for row in table.rows}
+    return table, results, verdicts, _cells(table)
+
+
+def _cells(table) -> dict[str, dict[str, str]]:
+    """Each row of ``table`` by claim id, its cells by column (a protocol's name)."""
+    return {row[0]: dict(zip(table.header, row, strict=True)) for row in table.rows}
 
 
 def test_a_protocol_with_the_rows_numbers_gets_the_main_verdict_and_interval(tmp_path):
     _, _, verdicts, rows = _table(tmp_path, {"": WORSE, "-dropout10": WORSE})
     main = next(v for v in verdicts if v.claim.id == "E11.3")
     assert main.status == FAILS and main.n == 3
-    claim, _, main_cell, dropout10, weights_rms, dropout20, _ = rows["E11.3"]
-    assert main_cell == dropout10 == f"{FAILS} (n = 3, 95 % CI {main.interval})"
-    assert weights_rms == main_cell  # a measurement protocol: val/ppl read as it is
-    assert dropout20 == NOT_RUN  # no runs of its variants at all
+    cells = rows["E11.3"]
+    main_cell = cells["catalogue's protocol"]
+    assert main_cell == cells["dropout-0.1"] == f"{FAILS} (n = 3, 95 % CI {main.interval})"
+    for name in ("weights-rms", "attention", "mlp", "eval-mode"):
+        assert cells[name] == main_cell  # measurement protocols: val/ppl read as it is
+    assert cells["dropout-0.2"] == NOT_RUN  # no runs of its variants at all
+    assert cells["early-stopping"] == NOT_RUN  # no train.json: no curve's lowest point
 
 
 def test_the_reading_names_the_choice_under_which_a_failing_claim_holds(tmp_path):
     table, *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE})
-    _, _, main_cell, dropout10, _, dropout20, reading = rows["E11.3"]
-    assert main_cell.startswith(f"{FAILS} (n = 3, 95 % CI [")
-    assert dropout10.startswith(f"{HOLDS} (n = 3, 95 % CI [")
-    assert dropout20.startswith(f"{FAILS} (n = 3, 95 % CI [")
-    assert (
-        reading == "holds when dropout 0.1 on every row (the story names dropout, never its rate)"
+    cells = rows["E11.3"]
+    assert cells["catalogue's protocol"].startswith(f"{FAILS} (n = 3, 95 % CI [")
+    assert cells["dropout-0.1"].startswith(f"{HOLDS} (n = 3, 95 % CI [")
+    assert cells["dropout-0.2"].startswith(f"{FAILS} (n = 3, 95 % CI [")
+    assert cells["reading"] == (
+        "holds when dropout 0.1 on every row (the story names dropout, never its rate)"
     )
-    assert table.header[3:6] == (
-        "dropout-0.1: dropout 0.1 on every row (the story names dropout, never its rate)",
-        f"weights-rms: {experiment('E11').protocols['weights-rms'].choice}",
-        "dropout-0.2: dropout 0.2 on every row",
-    )
+    # Short column names; each choice in words in the note.
+    assert table.header[2:] == (*experiment("E11").protocols, "dropout-0.2", "reading")
+    assert "dropout-0.2: dropout 0.2 on every row" in table.note
 
 
 def test_a_claim_failing_under_every_protocol_says_so_and_unrun_ones_say_not_run(tmp_path):
     *_, rows = _table(tmp_path, {"": WORSE, "-dropout10": WORSE, "-dropout20": WORSE})
-    assert rows["E11.3"][-1] == EVERY_FAILS
-    assert rows["E11.4"][-1] == NOT_RUN  # no gradient norms in these trees
+    assert rows["E11.3"]["reading"] == EVERY_FAILS
+    assert rows["E11.4"]["reading"] == NOT_RUN  # no gradient norms in these trees
 
 
 def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_markdown(tmp_path):
@@ -105,7 +111,7 @@ def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_ma
     section = markdown.split("## E11:", 1)[1].split("\n## ", 1)[0]
     claims, robustness = section.split("### Claims", 1)[1].split(f"### {table.title}")
     assert "| E11.3 | pre-norm needs no warmup |" in claims  # the main verdict stays
-    assert "| E11.3 | pre-norm needs no warmup | does not hold (n = 3, 95 % CI [" in robustness
+    assert "| E11.3 | does not hold (n = 3, 95 % CI [" in robustness
     assert "| holds when dropout 0.1 on every row" in robustness
     page = render_html(sections, verdicts, [], {"E11": table})
     html = page.split('<section id="E11">', 1)[1].split("</section>", 1)[0]
@@ -138,16 +144,49 @@ def test_the_weights_rms_protocol_decides_e11_4_from_the_same_runs_other_keys(tm
     table = robustness_table(
         experiment("E11"), claims_under_protocols("E11", experiment("E11"), results, by_id)
     )
-    _, _, main_cell, dropout10, weights_rms, reading = {r[0]: r for r in table.rows}["E11.4"]
-    assert main_cell.startswith(FAILS) and dropout10 == NOT_RUN
-    assert weights_rms.startswith(f"{HOLDS} (n = 3")
-    assert reading == f"holds when {experiment('E11').protocols['weights-rms'].choice}"
-    assert "weights-rms: the rows' own runs, reading grad_norm/ as grad_norm_weights_rms/" in (
-        table.note
+    cells = _cells(table)["E11.4"]
+    assert cells["catalogue's protocol"].startswith(FAILS) and cells["dropout-0.1"] == NOT_RUN
+    # train.json holds no gradient norm: not decided, rather than copied from the last step.
+    assert cells["early-stopping"] == NOT_RUN
+    assert cells["weights-rms"].startswith(f"{HOLDS} (n = 3")
+    assert cells["reading"] == f"holds when {experiment('E11').protocols['weights-rms'].choice}"
+    assert (
+        "weights-rms: the rows' own runs, reading grad_norm/ as grad_norm_weights_rms/ "
+        "(from eval.json)" in table.note
     )
 
 
-@pytest.mark.parametrize("key", ["E09", "E11", "E16", "E17"])
+def test_early_stopping_decides_from_each_runs_lowest_curve_point_in_train_json(tmp_path):
+    # Pre-norm overfits: at its last step it is 20 % worse than with warmup (E11.3 fails),
+    # at its curve's lowest point as good (E11.3 holds when stopped early).
+    for variant, ppl in WORSE.items():
+        _write(tmp_path, variant, ppl)
+        for seed in SEEDS:
+            path = tmp_path / f"metrics/{variant}/seed-{seed}/train.json"
+            best = EQUAL[variant] * (1 + 0.003 * (seed - 2))
+            path.write_text(json.dumps({"seed": seed, "best/step": 600, "best/val/ppl": best}))
+    results = load_results(inputs(tmp_path))
+    by_id = {v.claim.id: v for v in judge_all(results)}
+    found = claims_under_protocols("E11", experiment("E11"), results, by_id)
+    e11_3 = next(r for r in found if r.main.claim.id == "E11.3")
+    choice = experiment("E11").protocols["early-stopping"].choice
+    assert e11_3.main.status == FAILS and e11_3.under[choice].status == HOLDS
+    reference = {v.claim.id: v for v in judge_all(load_results(inputs(_equal(tmp_path))))}
+    # The same rule on the best points as on an eval.json holding those values.
+    assert e11_3.under[choice].interval == reference["E11.3"].interval
+    assert e11_3.under[choice].evidence == reference["E11.3"].evidence
+    assert e11_3.reading == f"holds when {choice}"
+
+
+def _equal(tmp_path: Path) -> Path:
+    """A tree whose eval.json holds ``EQUAL``: the independent reference of the test above."""
+    reference = tmp_path / "reference"
+    for variant, ppl in EQUAL.items():
+        _write(reference, variant, ppl)
+    return reference
+
+
+@pytest.mark.parametrize("key", ["E02", "E08", "E09", "E11", "E13", "E16", "E17", "E18"])
 def test_the_built_report_shows_every_protocol_in_its_experiments_section(tmp_path, key):
     report = build_report(inputs(write_run(tmp_path / "reports")))
     section = report.markdown.split(f"## {key}:", 1)[1].split("\n## ", 1)[0]

@@ -137,18 +137,26 @@ class Protocol(Model):
             variant that is that row under this protocol. The params loader checks that
             each differs from its row by exactly ``overrides``.
         keys: Metric key prefixes the claims read and the prefix read instead
-            (``grad_norm/`` -> ``grad_norm_weights_rms/``): nothing retrains.
+            (``grad_norm/`` -> ``grad_norm_weights_rms/``): nothing retrains. The first
+            prefix listed that a key starts with applies.
+        reads: The record of each run the keys are read from: ``eval`` (``eval.json``,
+            what the evaluate stage measured) or ``train`` (``train.json``, what training
+            recorded: the early-stopping point). A key the record lacks is not measured
+            under the protocol, and its claim is "not run" there.
     """
 
     choice: str
     overrides: Overrides = Overrides()
     rows: dict[str, str] = {}
     keys: dict[str, str] = {}
+    reads: Literal["eval", "train"] = "eval"
 
     @model_validator(mode="after")
     def _trains_or_measures(self) -> Protocol:
         if self.keys and (self.rows or self.overrides.flat()):
             raise ValueError("a protocol either retrains (overrides, rows) or re-reads (keys)")
+        if self.reads != "eval" and not self.keys:
+            raise ValueError("a protocol that retrains reads its rows' own records: no reads")
         if not self.keys and not self.overrides.flat():
             raise ValueError("a protocol overrides at least one model or train key")
         if not self.keys and not self.rows:

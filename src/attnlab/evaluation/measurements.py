@@ -26,7 +26,12 @@ from torch import Tensor
 
 from attnlab.data.batches import StepBatch, draw_windows
 from attnlab.evaluation.attention_stats import SCORE_STATS_PROTOCOL, attention_statistics
-from attnlab.evaluation.gradients import GRAD_NORM_PROTOCOL, block_gradient_norms, parameter_counts
+from attnlab.evaluation.gradients import (
+    GRAD_NORM_PROTOCOL,
+    block_gradient_norms,
+    eval_mode_gradient_norms,
+    parameter_counts,
+)
 from attnlab.evaluation.initial import build_initial_model
 from attnlab.evaluation.names import EXTRAPOLATION, GRAD_NORMS, PARAMS, PERPLEXITY, SCORE_STATS
 from attnlab.metrics.bpb import bits_per_byte, scored_bytes
@@ -152,7 +157,12 @@ def _seeded_gradient_norms(model: LanguageModel, inputs: EvaluationInputs) -> di
 
 
 def _grad_norms(inputs: EvaluationInputs) -> dict[str, float]:
-    return _seeded_gradient_norms(inputs.initial_model(), inputs)
+    model = inputs.initial_model()
+    batch = _gradient_batch(inputs)
+    return {
+        **_seeded_gradient_norms(model, inputs),
+        **eval_mode_gradient_norms(model, batch.x, batch.y),  # E11's eval-mode protocol
+    }
 
 
 def _score_stats_along(model: LanguageModel, inputs: EvaluationInputs) -> dict[str, float]:

@@ -3,13 +3,16 @@
 Shared by the trained sections (E02, E08, E09, E11, E13, E18:
 :mod:`attnlab.report.trained_sections`) and the Winograd ones (E16, E17:
 :mod:`attnlab.report.winograd_section`): rows and seeds trained, budget, steps, hardware,
-wall time, and where each run's numbers came from.
+wall time, where each row's validation curve was lowest (the early-stopping protocol's
+step), and where each run's numbers came from.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
+from attnlab.paths import BEST_STEP
 from attnlab.report.content import MISSING, cell, library_versions, params_line
 from attnlab.report.inputs import Results
 from attnlab.verdicts.stats import Seed
@@ -74,6 +77,7 @@ def protocol(
             f"world size {distinct('world_size')}",
         ),
         ("wall time, all rows and seeds", f"training {wall:,.0f} s{evaluation_wall}"),
+        ("lowest validation point (early stopping's step)", best_steps(runs, variants)),
         ("library versions (rendering environment)", library_versions()),
         ("provenance", provenance(runs)),
     ]
@@ -82,6 +86,24 @@ def protocol(
     }
     lines += [("measured", s) for s in sorted(sentences)]
     return lines
+
+
+def best_steps(runs: dict[tuple[str, Seed], dict], variants: Sequence[str]) -> str:
+    """Where each row's validation curve was lowest: its median step over seeds, and range.
+
+    ``runs`` is keyed by (variant, seed), each its ``train.json`` (``best/step``, written
+    by :meth:`~attnlab.metrics.ValidationCurve.best`).
+    """
+    rows = []
+    for variant in variants:
+        records = [r for (v, _), r in runs.items() if v == variant and BEST_STEP in r]
+        if not records:
+            continue
+        steps = sorted(int(r[BEST_STEP]) for r in records)
+        spread = f" ({steps[0]}-{steps[-1]})" if steps[0] != steps[-1] else ""
+        last = max(int(r.get("steps", 0)) for r in records)
+        rows.append(f"{variant} {statistics.median(steps):g}{spread} of {last}")
+    return "; ".join(rows) or MISSING
 
 
 def provenance(runs: dict[tuple[str, Seed], dict]) -> str:

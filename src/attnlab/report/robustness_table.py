@@ -19,7 +19,7 @@ def _runs(name: str, protocol: Protocol) -> str:
     """What the protocol's verdicts read, for the table's note."""
     if protocol.keys:
         read = ", ".join(f"{old} as {new}" for old, new in protocol.keys.items())
-        return f"{name}: the rows' own runs, reading {read}"
+        return f"{name}: the rows' own runs, reading {read} (from {protocol.reads}.json)"
     return f"{name}: {', '.join(protocol.rows.values())}"
 
 
@@ -28,22 +28,23 @@ def robustness_table(entry: Experiment, claims: list[Robustness]) -> Table:
     rows = tuple(
         (
             found.main.claim.id,
-            found.main.claim.text,
             status_cell(found.main),
             *(status_cell(v) for v in found.under.values()),
             found.reading,
         )
         for found in claims
     )
-    names = tuple(f"{name}: {p.choice}" for name, p in entry.protocols.items())
+    # The columns are named, the choices spelled out in the note: E11 tries six protocols.
+    choices = "; ".join(f"{name}: {p.choice}" for name, p in entry.protocols.items())
     runs = "; ".join(_runs(name, p) for name, p in entry.protocols.items())
     note = (
         "Each claim decided again by the same rule and threshold from each protocol's own "
         "runs over the seeds found (n and the deciding interval beside each verdict). The "
         "main verdict is the catalogue's protocol's; the others only explain it. "
-        f"The protocols' variants: {runs}."
+        f"The protocols: {choices}. What each reads: {runs}."
     )
-    header = ("claim", "the story says", "catalogue's protocol", *names, "reading")
+    # No "the story says": the claims table just above has it, and E11's is wide enough.
+    header = ("claim", "catalogue's protocol", *entry.protocols, "reading")
     return Table("The claims under other protocols", header, rows, note)
 
 

@@ -34,7 +34,9 @@ def main(
     catalogue measures on the variant's experiments and its aliases',
     val/ppl@{length} (E13), init/ and trained/ scores/std, attn/entropy, attn/onehot_frac
     per block and head (E08, E09), grad_norm/block_NN and grad_norm/ratio_last_first
-    (E11), with grad_norm_weights_rms/ (weight matrices only, per-entry RMS); along
+    (E11), with grad_norm_weights_rms/ (weight matrices only, per-entry RMS),
+    grad_norm_attention/ and grad_norm_mlp/ (each part alone) and grad_norm_eval/ (eval
+    mode); along
     (E09, E11, what the catalogue measures along training): steps and, per key, its value
     at every step kept in data/models/{variant}/seed-{seed}/along/ (each file checked
     against the manifest's SHA-256 first: a mismatch is refused, nothing written); a

@@ -3,7 +3,8 @@
 An experiment of the catalogue may list protocols over choices the story leaves open
 (``protocols``: dropout, weight decay, the Winograd budget), each mapping every row to a
 trained variant, or re-reading the rows' own runs under another definition of a
-measurement (``keys``: E11's gradient norm over weight matrices only). A claim is decided
+measurement (``keys``: E11's gradient norm over weight matrices only; with ``reads: train``,
+the lowest point of each run's validation curve, early stopping's). A claim is decided
 under a protocol by the *same* rule and threshold as its main verdict, built from the
 same catalogue entry with each row's measurements read from the protocol's variant, or
 from the protocol's keys, instead (:func:`claim_under`), and judged by the same
@@ -42,10 +43,18 @@ def _key_under(key: str, keys: Mapping[str, str]) -> str:
     return key
 
 
+def _record_under(source: str, reads: str) -> str:
+    """``source`` read from the run's ``reads`` record (``norm-pre/eval`` -> ``norm-pre/train``)."""
+    if reads == "eval" or not source.endswith("/eval"):
+        return source  # a probe's record is the only one it has
+    return source.removesuffix("eval") + reads
+
+
 def _measure_under(measure: Measure, protocol: Protocol) -> Measure:
+    source = _source_under(measure.source, protocol.rows)
     return measure.model_copy(
         update={
-            "source": _source_under(measure.source, protocol.rows),
+            "source": _record_under(source, protocol.reads),
             "key": _key_under(measure.key, protocol.keys),
         }
     )
