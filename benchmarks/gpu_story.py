@@ -167,11 +167,16 @@ def git(root: Path, *args: str) -> str:
 
 def overrides(args: argparse.Namespace, root: Path) -> list[str]:
     """The ``-S`` overrides of this run."""
-    seeds = args.seeds or yaml.safe_load((root / "params.yaml").read_text())["seeds"]
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    seeds = args.seeds or params["seeds"]
     if args.dry_run:
         seeds = seeds[:1]
+    # extra_seeds adds seeds to a few rows; those the run trains everywhere leave it, and
+    # a dry run adds none (an extra seed that is also in seeds is refused).
+    extra = [] if args.dry_run else [s for s in params["extra_seeds"]["seeds"] if s not in seeds]
     changes = [
         f"seeds=[{','.join(map(str, seeds))}]",
+        f"extra_seeds.seeds=[{','.join(map(str, extra))}]",
         f"budget.scale={args.budget_scale}",
         f"trainer.accelerator={args.accelerator}",
     ]

@@ -10,6 +10,8 @@ from dvc.repo import Repo
 
 from attnlab import result_code
 from attnlab.cli import STAGES, build_app
+from attnlab.config import load_params
+from attnlab.config.extra_seeds import EXTRA
 from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +23,11 @@ PLUMBING = {"attnlab.config", "attnlab.errors", "attnlab.paths", "attnlab.stages
 @cache
 def _stages() -> list:
     return list(Repo(str(ROOT)).index.stages)
+
+
+def _family(stage) -> str:
+    """The stage's command: ``train`` for ``train@v-1337`` and ``train-extra@v-1340`` alike."""
+    return stage.addressing.split("@")[0].removesuffix(EXTRA)
 
 
 def _script(stage) -> str:
@@ -57,7 +64,7 @@ def test_every_stage_runs_the_command_attnlab_registers_for_it():
     for stage in _stages():
         script = _script(stage)
         assert (ROOT / script).is_file(), f"{stage.addressing}: {script} is missing"
-        base = stage.addressing.split("@")[0]
+        base = _family(stage)
         module = _stage_module(stage)
         assert STAGES.get(base) == module, f"attnlab {base} must run {module}"
         deps = [str(dep.def_path) for dep in stage.deps]
@@ -65,7 +72,44 @@ def test_every_stage_runs_the_command_attnlab_registers_for_it():
 
 
 def test_every_registered_command_is_a_stage():
-    assert set(STAGES) == {stage.addressing.split("@")[0] for stage in _stages()}
+    assert set(STAGES) == {_family(stage) for stage in _stages()}
+
+
+def _definition(stage, variant: str, seed: int) -> tuple:
+    """What the stage runs, reads and writes, with its variant and seed written as V and S."""
+
+    def general(text: str) -> str:
+        return (
+            text.replace(f"seed-{seed}", "seed-S")
+            .replace(f"seed {seed}", "seed S")
+            .replace(f"--seed {seed}", "--seed S")
+            .replace(variant, "V")
+        )
+
+    return (
+        general(stage.cmd),
+        sorted(general(str(dep.def_path)) for dep in stage.deps),
+        sorted(general(key) for key in _declared_params(stage)),
+        sorted(general(str(out.def_path)) for out in stage.outs),
+    )
+
+
+def test_an_extra_seeds_stage_is_its_familys_stage_under_the_extra_seeds():
+    # dvc.yaml's train-extra (and the rest) are its train (...) stage by a YAML merge: the
+    # same command, deps, params and outs, over params extra_seeds' variants and seeds.
+    params = load_params(ROOT / "params.yaml")
+    by_name = {stage.addressing: stage for stage in _stages()}
+    extra = params.extra_seeds
+    assert extra.seeds and extra.variants and extra.winograd_variants
+    families = {"train": extra.variants, "evaluate": extra.variants,
+                "winograd-train": extra.winograd_variants,
+                "winograd-score": extra.winograd_variants}  # fmt: skip
+    for family, variants in families.items():
+        found = {name for name in by_name if name.startswith(f"{family}{EXTRA}@")}
+        assert found == {f"{family}{EXTRA}@{v}-{s}" for v in variants for s in extra.seeds}
+        variant, first, seed = variants[0], params.seeds[0], extra.seeds[0]
+        main = _definition(by_name[f"{family}@{variant}-{first}"], variant, first)
+        assert _definition(by_name[f"{family}{EXTRA}@{variant}-{seed}"], variant, seed) == main
 
 
 def test_every_declared_param_exists():

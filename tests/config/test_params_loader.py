@@ -90,10 +90,37 @@ def test_the_real_params_file_loads_and_resolves_every_variant():
         ),
         (lambda p: p["aliases"].update({"depth-3": 3}), "aliases.depth-3: Input should be"),
         (lambda p: p.pop("aliases"), "aliases: required key is missing"),
+        # Two stages would write one run's files: refused before DVC reads dvc.yaml.
+        (
+            lambda p: p["extra_seeds"]["seeds"].append(p["seeds"][0]),
+            "extra_seeds.seeds: 1337 is one of seeds already",
+        ),
+        (
+            lambda p: p["extra_seeds"]["seeds"].append(p["extra_seeds"]["seeds"][0]),
+            "extra_seeds.seeds: 1340 is listed twice",
+        ),
+        (
+            lambda p: p["extra_seeds"]["variants"].append("depth-1"),
+            "extra_seeds.variants: depth-1 is not one of variants",  # an alias: no stages
+        ),
+        (
+            lambda p: p["extra_seeds"]["winograd_variants"].append("ladder-mlp"),
+            "extra_seeds.winograd_variants: ladder-mlp is not one of winograd.variants",
+        ),
     ],
 )
 def test_a_bad_value_is_rejected_naming_its_key(edit, expected):
     assert expected in _error(edit)
+
+
+def test_a_variant_listed_in_extra_seeds_runs_under_both_lists_of_seeds():
+    params = parse_params(_with(lambda p: None))
+    listed, other = params.extra_seeds.variants[0], "norm-pre"
+    assert other not in params.extra_seeds.variants
+    assert params.seeds_of(listed) == [*params.seeds, *params.extra_seeds.seeds]
+    assert params.seeds_of(other) == params.seeds
+    winograd = params.extra_seeds.winograd_variants[0]
+    assert params.seeds_of(winograd) == [*params.seeds, *params.extra_seeds.seeds]
 
 
 def test_every_bad_key_is_reported_at_once():

@@ -45,6 +45,7 @@ def _shrink(params: dict) -> None:
         params["variants"][name]["model"]["n_layer"] = 2
     params["winograd"]["model"]["d_model"] = 16
     params["winograd"]["variants"] = {WINOGRAD: params["winograd"]["variants"][WINOGRAD]}
+    params["extra_seeds"].update(seeds=[], variants=[], winograd_variants=[])  # its rows are cut
     params["sweeps"]["workers"] = 1
     study = params["sweeps"]["studies"]["dk"]
     study.update(trials=2)  # its reference trial and one sampled

@@ -9,6 +9,7 @@ from attnlab.catalogue import along_of, experiments, experiments_of
 from attnlab.config.base import Section
 from attnlab.config.data import BpeParams, DownloadParams, TokenizeParams
 from attnlab.config.evaluation import EvaluateParams
+from attnlab.config.extra_seeds import ExtraSeedsParams, check_extra_seeds
 from attnlab.config.files import DEFAULT_FILE, file_of, read_params_mapping
 from attnlab.config.probes import CostParams, ProbesParams
 from attnlab.config.protocols import check_protocols
@@ -38,6 +39,7 @@ class Params(Section):
 
     seed: Seed
     seeds: Annotated[list[Seed], Field(min_length=1)]
+    extra_seeds: ExtraSeedsParams
     download: DownloadParams
     bpe: BpeParams
     tokenize: TokenizeParams
@@ -89,6 +91,18 @@ class Params(Section):
     def _check_aliases(self) -> "Params":
         check_aliases(self.aliases, self.variants)
         return self
+
+    @model_validator(mode="after")
+    def _check_extra_seeds(self) -> "Params":
+        # Aliases are no variants: they have no stages to run under more seeds.
+        variants, winograd = set(self.variants), set(self.winograd.variants)
+        check_extra_seeds(self.extra_seeds, self.seeds, variants, winograd)
+        return self
+
+    def seeds_of(self, variant: str) -> list[int]:
+        """The seeds ``variant`` runs under: ``seeds``, then ``extra_seeds`` if it is listed."""
+        extra = self.extra_seeds.seeds if self.extra_seeds.adds(variant) else []
+        return [*self.seeds, *extra]
 
     @model_validator(mode="after")
     def _check_protocols(self) -> "Params":

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnlab import paths
+from attnlab.config.extra_seeds import seeded_stage
 from attnlab.config.loader import Params
 from attnlab.training.job import TrainJob
 
@@ -117,23 +118,22 @@ def catalogue_costs(params: Params, record: RecordedCosts) -> StageCosts:
         if per_step is None:
             costs.unrecorded.append(name)
             continue
-        for seed in params.seeds:
+        for seed in params.seeds_of(name):
             steps = TrainJob.from_params(params, name, seed).steps
-            costs.add(f"train@{name}-{seed}", per_step * steps)
-            costs.add(
-                f"evaluate@{name}-{seed}",
-                record.evaluation_seconds(name),
-                (f"train@{name}-{seed}",),
-            )
+            train = seeded_stage("train", name, seed, params.seeds)
+            costs.add(train, per_step * steps)
+            evaluate = seeded_stage("evaluate", name, seed, params.seeds)
+            costs.add(evaluate, record.evaluation_seconds(name), (train,))
     for name in params.winograd.variants:
         per_step = record.winograd_step_seconds(name)
         if per_step is None:
             costs.unrecorded.append(f"winograd {name}")
             continue
-        for seed in params.seeds:
+        for seed in params.seeds_of(name):
             steps = TrainJob.from_variant(params, params.winograd.variant(name), seed).steps
-            costs.add(f"winograd-train@{name}-{seed}", per_step * steps)
-            costs.add(f"winograd-score@{name}-{seed}", 0.0, (f"winograd-train@{name}-{seed}",))
+            train = seeded_stage("winograd-train", name, seed, params.seeds)
+            costs.add(train, per_step * steps)
+            costs.add(seeded_stage("winograd-score", name, seed, params.seeds), 0.0, (train,))
     for study_name, study in params.sweeps.studies.items():
         per_step = record.step_seconds(study.variant)
         if per_step is None:

@@ -88,6 +88,7 @@ def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
     from dvc.utils.hydra import apply_overrides
 
     from attnlab.config import load_params
+    from attnlab.config.extra_seeds import seeded_stage
     from attnlab.config.files import DEFAULT_FILE, read_params_mapping
 
     before = read_params_mapping(root / DEFAULT_FILE)
@@ -114,7 +115,9 @@ def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
         raise
     for variant in dict.fromkeys(added):
         # dvc.yaml's train stages: one per variant and seed, `train@<variant>-<seed>`.
-        change.added[variant] = tuple(f"train@{variant}-{seed}" for seed in params.seeds)
+        change.added[variant] = tuple(
+            seeded_stage("train", variant, seed, params.seeds) for seed in params.seeds_of(variant)
+        )
     return change
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 # A stage of a (variant or study, seed) matrix: train, evaluate, winograd-*, sweep-check.
 SEEDED_STAGE = re.compile(r"^(?P<family>[\w-]+)@(?P<variant>.+)-(?P<seed>\d+)$")
-TRAIN_STAGE = re.compile(r"^train@(?P<variant>.+)-(?P<seed>\d+)$")
+TRAIN_STAGE = re.compile(r"^train(-extra)?@(?P<variant>.+)-(?P<seed>\d+)$")  # extra_seeds too
 
 
 def launch_units(ready: Sequence[str], free: int, group: bool = True) -> list[tuple[str, ...]]:

@@ -76,7 +76,7 @@ def main(
         params=report_params(loaded),
         aliases=dict(loaded.aliases),
         variants=tuple(loaded.variants),
-        configurations=expected_runs(loaded, loaded.seeds),
+        configurations=expected_runs(loaded),
     )
     report = build_report(inputs)
     for line in report.stale:

@@ -13,13 +13,19 @@ from attnlab.config.loader import Params
 from attnlab.training.job import TrainJob
 
 
-def expected_runs(params: Params, seeds: Iterable[int]) -> dict[str, dict[int, RunConfiguration]]:
-    """Per variant of params ``variants``, per seed of ``seeds``, its run's configuration."""
-    seeds = list(seeds)
+def expected_runs(
+    params: Params, seeds: Iterable[int] | None = None
+) -> dict[str, dict[int, RunConfiguration]]:
+    """Per variant of params ``variants``, per seed, its run's configuration.
+
+    The seeds are ``seeds``, or by default each variant's own (``seeds`` and, for a
+    variant it lists, ``extra_seeds``).
+    """
+    chosen = None if seeds is None else list(seeds)
     return {
         variant: {
             seed: run_configuration(TrainJob.from_params(params, variant, seed).config(), params)
-            for seed in seeds
+            for seed in (params.seeds_of(variant) if chosen is None else chosen)
         }
         for variant in params.variants
     }
