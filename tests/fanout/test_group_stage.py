@@ -1,12 +1,14 @@
 """A seed group's runner (attnlab.fanout.group_stage) against `dvc repro` on the same stages."""
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import run_dvc
 
+from attnlab.fanout.children import group_command
 from attnlab.fanout.group_stage import reproduce_group
 
 GROUP = ["count@beta-1", "count@beta-2"]
@@ -73,3 +75,14 @@ def test_outputs_in_the_cache_are_checked_out_not_run_again(
     assert "Stage 'count@beta-1' is cached - skipping run" in caplog.text
     assert len(_ran(project)) == 2  # nothing ran
     assert _entry(project, "count@beta-1") == recorded
+
+
+def test_the_fan_outs_command_runs_the_group_and_its_log_starts_with_dvcs_lines(project: Path):
+    # Before, every group's log began with runpy's RuntimeWarning: the package had imported
+    # the runner before `python -m` ran it.
+    (project / "params.yaml").write_text("scale: 0.75  # the knob\n")
+    done = subprocess.run(group_command(GROUP), cwd=project, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
+    assert "Running stage 'count@beta-1':" in done.stdout
+    assert _ran(project) == ["out/beta-1.txt", "out/beta-2.txt"]

@@ -24,12 +24,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
-
-from attnlab.fanout import group_stage
 
 # What DVC prints when it could not take its repository lock, or a stage's per-path lock.
 _LOCK_FAILURES = ("Unable to acquire lock", "is busy, it is being blocked by")
@@ -43,6 +42,16 @@ def repro_command(stage: str, allow_missing: bool = False) -> list[str]:
     """The command that reproduces ``stage`` alone, with this interpreter's DVC."""
     command = [sys.executable, "-m", "dvc", "--wait-for-lock", "repro", "--single-item"]
     return [*command, "--allow-missing", stage] if allow_missing else [*command, stage]
+
+
+def group_command(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
+    """The command that reproduces ``stages`` as one seed group, with this interpreter.
+
+    The runner is named, not imported: ``python -m`` of a module this package had already
+    imported would warn at the top of every group's log.
+    """
+    flags = ["--allow-missing"] if allow_missing else []
+    return [sys.executable, "-m", "attnlab.fanout.group_stage", *flags, *stages]
 
 
 def child_name(stages: tuple[str, ...]) -> str:
@@ -93,7 +102,7 @@ class Child:
         """
         log.parent.mkdir(parents=True, exist_ok=True)
         if grouped:
-            command = group_stage.command_line(stages, allow_missing)
+            command = group_command(stages, allow_missing)
         else:
             (stage,) = stages
             command = repro_command(stage, allow_missing)

@@ -162,12 +162,6 @@ def reproduce_group(root: Path, names: Sequence[str], allow_missing: bool = Fals
     return status or recorded
 
 
-def command_line(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
-    """The command that reproduces ``stages`` as one group, with this interpreter."""
-    flags = ["--allow-missing"] if allow_missing else []
-    return [sys.executable, "-m", "attnlab.fanout.group_stage", *flags, *stages]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """The command line: ``[--allow-missing] STAGE...``; exits with the commands' status."""
     parser = argparse.ArgumentParser(prog="python -m attnlab.fanout.group_stage")
