@@ -10,7 +10,7 @@ import contextlib
 from dvc.repo import Repo
 from dvc.utils import serialize
 
-from attnlab.fanout.dvc_graph import read_graph
+from attnlab.fanout.dvc_graph import read_graph, yaml_parsed_once
 from attnlab.fanout.phases import first_plan
 from attnlab.fanout.plan import read_plan
 
@@ -62,3 +62,30 @@ def test_each_params_reader_gets_its_own_copy_and_dvcs_loaders_are_put_back(dvc_
     first, second = read_graph(dvc_project.root, read_twice)
     assert second == serialize.load_yaml(params) != first
     assert dict(serialize.LOADERS) == before
+
+
+def test_stage_files_parse_once_per_text_and_each_reader_gets_its_own_copy(dvc_project):
+    # dvc exp save resolves each of its targets against a fresh parse of dvc.lock: 2 s each
+    # for the record's, half an hour for a quick pass's experiment.
+    from dvc.utils import strictyaml
+
+    lock = dvc_project.root / "dvc.yaml"  # a stage file DVC parses with strictyaml
+    parse, calls = strictyaml.parse_yaml, []
+
+    def counted(text, path, typ="safe"):
+        calls.append(path)
+        return parse(text, path, typ=typ)
+
+    strictyaml.parse_yaml = counted
+    try:
+        with yaml_parsed_once():
+            first, _ = strictyaml.load(str(lock))
+            first["stages"] = "changed by a reader"
+            second, _ = strictyaml.load(str(lock))
+            lock.write_text(lock.read_text() + "\n# edited\n")
+            third, _ = strictyaml.load(str(lock))
+        assert strictyaml.parse_yaml is counted  # put back
+    finally:
+        strictyaml.parse_yaml = parse
+    assert second == third == parse(lock.read_text(), str(lock)) != first
+    assert len(calls) == 2  # once per text: the edit is read again

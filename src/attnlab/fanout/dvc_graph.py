@@ -7,8 +7,8 @@ its index and each time it resolves a target by name, and it parses a params fil
 every stage that declares it (``params.yaml`` about 260 times for the whole pipeline). So
 one :class:`DvcGraph` answers every question of one planning step from one parse of the
 project: targets are resolved against its stages, each stage is asked DVC's own
-``changed`` (what ``dvc repro`` asks before it runs a stage), and params files are parsed
-once per distinct text while it is open.
+``changed`` (what ``dvc repro`` asks before it runs a stage), and params files, dvc.yaml
+and dvc.lock are parsed once per distinct text while it is open (:func:`yaml_parsed_once`).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def read_graph(
 
     for attempt in range(lock_retries):
         try:
-            with locked_repo(root) as repo, _params_parsed_once():
+            with locked_repo(root) as repo, yaml_parsed_once():
                 return ask(DvcGraph(repo, repo.index.graph))
         except LockError:
             if attempt == lock_retries - 1:
@@ -164,14 +164,45 @@ def locked_repo(root: Path) -> Iterator[Repo]:
 
 
 @contextlib.contextmanager
+def yaml_parsed_once() -> Iterator[None]:
+    """DVC's YAML parsing of params files and of dvc.yaml and dvc.lock, once per text.
+
+    DVC reads a stage's params file whenever it checks the stage (``params.yaml`` about 260
+    times for the whole pipeline), and ``dvc.lock`` whenever it resolves a stage by name
+    (2 s a time for the record's: ``dvc exp save`` does it once per stage). Each read still
+    reads the file, so a file that changes meanwhile is parsed again; each caller gets its
+    own copy, as from a parse of its own, and DVC's schema checks still run on it.
+    """
+    with _params_parsed_once(), _stage_files_parsed_once():
+        yield
+
+
+@contextlib.contextmanager
+def _stage_files_parsed_once() -> Iterator[None]:
+    """DVC's parser of dvc.yaml and dvc.lock (``strictyaml.parse_yaml``), once per text."""
+    from dvc.utils import strictyaml
+
+    parsed: dict[tuple[str, str, str], Any] = {}
+    parse = strictyaml.parse_yaml
+
+    def parse_once(text: str, path: str, typ: str = "safe") -> Any:
+        if (text, path, typ) not in parsed:  # DVC's own parser: its errors, as they were
+            parsed[text, path, typ] = parse(text, path, typ=typ)
+        return copy.deepcopy(parsed[text, path, typ])
+
+    strictyaml.parse_yaml = parse_once
+    try:
+        yield
+    finally:
+        strictyaml.parse_yaml = parse
+
+
+@contextlib.contextmanager
 def _params_parsed_once() -> Iterator[None]:
     """DVC's YAML params loader, parsing each distinct text of a file once, while open.
 
-    DVC reads a stage's params file whenever it checks the stage (``params.yaml`` about 260
-    times for the whole pipeline). Each read still reads the file, so a file that changes
-    meanwhile is parsed again; each gets its own copy, as from a parse of its own. DVC
-    picks its loader by suffix from ``dvc.utils.serialize.LOADERS``; the YAML entries are
-    put back on the way out.
+    DVC picks its loader by suffix from ``dvc.utils.serialize.LOADERS``; the YAML entries
+    are put back on the way out.
     """
     from dvc.utils import serialize
 

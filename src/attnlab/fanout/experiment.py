@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from attnlab.errors import AttnlabError, ParamsError
+from attnlab.fanout.dvc_graph import yaml_parsed_once
 from attnlab.fanout.lock_entries import dvc_writes_lock_entries_in_place
 from attnlab.fanout.overrides import added_variant, check_added_variant, key_of, refusal
 
@@ -167,6 +168,7 @@ def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:
             contextlib.chdir(root),
             Repo(str(root)) as repo,
             dvc_writes_lock_entries_in_place(),
+            yaml_parsed_once(),  # DVC resolves each target against a fresh parse of dvc.lock
         ):
             repo.experiments.save(targets=list(stages), name=name, force=True)
     except DvcException as err:
