@@ -75,7 +75,8 @@ def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
             for h in range(n_head)
         }
     if "grad_norms" in EXTRAS[variant]:
-        for prefix in ("grad_norm", "grad_norm_weights_rms"):
+        definitions = ("weights_rms", "attention", "mlp", "eval")  # E11's protocols read them
+        for prefix in ("grad_norm", *(f"grad_norm_{name}" for name in definitions)):
             keys |= {f"{prefix}/block_{b:02d}" for b in range(n_layer)}
             keys.add(f"{prefix}/ratio_last_first")
     return keys
