@@ -303,8 +303,9 @@ def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_al
     # the curves: trained bit for bit as alone), metrics files by content.
     assert grouped == serial
 
-    # A fourth seed: only its run trains.
-    project.edit_params(lambda params: params.update(seeds=[*GROUP_SEEDS, SEED + 3]))
-    out = _fan_out(project, "--jobs", "1", *_train_stages([*GROUP_SEEDS, SEED + 3]))
+    # A fourth seed (one of neither seeds nor extra_seeds): only its run trains.
+    new = SEED + 100
+    project.edit_params(lambda params: params.update(seeds=[*GROUP_SEEDS, new]))
+    out = _fan_out(project, "--jobs", "1", *_train_stages([*GROUP_SEEDS, new]))
     assert "1 stages to bring up to date" in out
-    assert f"train@ladder-mlp-{SEED + 3}: ran in " in out and out.count(": ran in ") == 1
+    assert f"train@ladder-mlp-{new}: ran in " in out and out.count(": ran in ") == 1
