@@ -8,7 +8,7 @@ import pytest
 import yaml
 from conftest import run_dvc
 
-from attnlab.fanout.children import group_command
+from attnlab.fanout.children import runner_command
 from attnlab.fanout.group_stage import reproduce_group
 
 GROUP = ["count@beta-1", "count@beta-2"]
@@ -81,7 +81,7 @@ def test_the_fan_outs_command_runs_the_group_and_its_log_starts_with_dvcs_lines(
     # Before, every group's log began with runpy's RuntimeWarning: the package had imported
     # the runner before `python -m` ran it.
     (project / "params.yaml").write_text("scale: 0.75  # the knob\n")
-    done = subprocess.run(group_command(GROUP), cwd=project, capture_output=True, text=True)
+    done = subprocess.run(runner_command(GROUP), cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr, done.stderr
     assert "Running stage 'count@beta-1':" in done.stdout

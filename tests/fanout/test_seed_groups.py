@@ -1,9 +1,11 @@
 """Which ready stages start together (attnlab.fanout.seed_groups), and a group's command."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from attnlab.errors import AttnlabError
-from attnlab.fanout.group_stage import group_command, reproduce_group
+from attnlab.fanout.group_stage import _commands, group_command, reproduce_group
 from attnlab.fanout.seed_groups import launch_units, runs_as_group
 
 P0 = [f"train@ladder-mlp-{seed}" for seed in (1337, 1338, 1339)]
@@ -73,6 +75,24 @@ def test_variant_names_with_dashes_and_digits_group_by_their_whole_name():
         ("train@dk-128-scaled-1337", "train@dk-128-scaled-1338"),
         ("train@dk-128-unscaled-1337",),
     ]
+
+
+def test_the_train_stages_of_extra_seeds_train_as_one_fit_too():
+    stages = [
+        SimpleNamespace(
+            addressing=f"train-extra@ladder-mlp-{s}",
+            cmd=f"python pipeline/train.py --variant ladder-mlp --seed {s}",
+        )
+        for s in (1340, 1341)
+    ]
+    assert _commands(stages) == [
+        ("python pipeline/train.py --variant ladder-mlp --seed 1340 --seed 1341", stages)
+    ]
+    evaluations = [
+        SimpleNamespace(addressing=f"evaluate-extra@ladder-mlp-{s}", cmd=f"evaluate {s}")
+        for s in (1340, 1341)
+    ]
+    assert _commands(evaluations) == [(e.cmd, [e]) for e in evaluations]  # one by one
 
 
 def test_the_group_command_is_the_first_stage_s_with_every_seed():

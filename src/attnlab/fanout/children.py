@@ -44,7 +44,7 @@ def repro_command(stage: str, allow_missing: bool = False) -> list[str]:
     return [*command, "--allow-missing", stage] if allow_missing else [*command, stage]
 
 
-def group_command(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
+def runner_command(stages: Sequence[str], allow_missing: bool = False) -> list[str]:
     """The command that reproduces ``stages`` as one seed group, with this interpreter.
 
     The runner is named, not imported: ``python -m`` of a module this package had already
@@ -102,7 +102,7 @@ class Child:
         """
         log.parent.mkdir(parents=True, exist_ok=True)
         if grouped:
-            command = group_command(stages, allow_missing)
+            command = runner_command(stages, allow_missing)
         else:
             (stage,) = stages
             command = repro_command(stage, allow_missing)
