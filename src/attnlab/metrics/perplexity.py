@@ -88,10 +88,10 @@ def batch_nll(model: nn.Module, batch: Tensor) -> float:
     return float(nll.double())
 
 
-def _summed_nll(model: nn.Module, windows: Tensor, batch_size: int) -> float:
-    """Sum of the NLL of every target of ``windows`` (W, L+1), in batches of windows."""
+def _summed_nll(model: nn.Module, batches: Sequence[Tensor]) -> float:
+    """Sum of the NLL of every target of ``batches``, each (B, L+1)."""
     device, total = _device(model), 0.0
-    for batch in windows.split(batch_size):
+    for batch in batches:
         total += batch_nll(model, batch.to(device))  # a plain loop: sum() compensates (3.12+)
     return total
 
@@ -102,7 +102,7 @@ def score_windows(model: nn.Module, windows: Tensor, batch_size: int) -> Perplex
     Runs in eval mode under ``torch.inference_mode`` and restores the model's mode.
     """
     with evaluating(model):
-        total = _summed_nll(model, windows, batch_size)
+        total = _summed_nll(model, windows.split(batch_size))
     return Perplexity.of_sum(total, windows.shape[0] * (windows.shape[1] - 1))
 
 
@@ -127,9 +127,7 @@ def perplexity(model: nn.Module, tokens: Tensor, length: int, batch_size: int) -
     """
     cut = cut_windows(tokens, length)
     with evaluating(model):
-        total = _summed_nll(model, cut.full, batch_size)
-        if cut.tail is not None:
-            total += _summed_nll(model, cut.tail, 1)
+        total = _summed_nll(model, cut.batches(batch_size))
     return Perplexity.of_sum(total, cut.targets)
 
 

@@ -25,7 +25,7 @@ from torch import Tensor
 from attnlab.errors import DivergedError
 from attnlab.files import write_atomically
 from attnlab.members import MemberCallback
-from attnlab.metrics.windows import cut_windows
+from attnlab.metrics.windows import Windows, cut_windows
 from attnlab.paths import BEST_PPL, BEST_STEP
 
 PPL = "val/ppl"
@@ -85,7 +85,7 @@ class ValidationCurve(MemberCallback):
 
     def batches(self) -> list[Tensor]:
         """What each point scores, in order: the windows in batches, then the tail alone."""
-        return [*self.windows.split(self.batch_size), *([] if self.tail is None else [self.tail])]
+        return Windows(self.windows, self.tail).batches(self.batch_size)
 
     def best(self) -> dict[str, float | int]:
         """The curve's lowest point after step 0, for train.json: ``best/step``, ``best/val/ppl``.

@@ -44,6 +44,10 @@ class Windows:
         tail = 0 if self.tail is None else self.tail.shape[1] - 1
         return self.full.shape[0] * (self.full.shape[1] - 1) + tail
 
+    def batches(self, batch_size: int) -> list[Tensor]:
+        """How P0's perplexity scores them: the full windows in batches, then the tail alone."""
+        return [*self.full.split(batch_size), *([] if self.tail is None else [self.tail])]
+
 
 def cut_windows(tokens: Tensor, length: int) -> Windows:
     """Cut a 1-D token stream into non-overlapping windows of ``length`` targets.
