@@ -23,6 +23,7 @@ from attnlab.paths import write_metrics
 from attnlab.sweeps import (
     Sweep,
     SweepError,
+    SweepInterrupted,
     TrialObjective,
     make_pruner,
     make_sampler,
@@ -33,6 +34,7 @@ from attnlab.sweeps import (
     write_trials,
 )
 from attnlab.sweeps.results import FIGURES, best_record
+from attnlab.training import signals
 
 GOOD, SLOW = 1e-2, 1e-6  # a learning rate that learns in 8 steps, and one that does not
 
@@ -151,3 +153,19 @@ def test_a_study_defined_differently_is_refused_on_a_shared_storage(tmp_path, st
         open_study(storage, sweep.name, sampler, pruner, {"other": 1}, replace_other=False)
     again = open_study(storage, sweep.name, sampler, pruner, {"other": 1}, replace_other=True)
     assert again.user_attrs["definition"] == {"other": 1} and not again.trials
+
+
+def test_a_stop_recorded_between_trials_asks_for_no_trial(monkeypatch, study_with_lr):
+    # A worker signalled while it starts or waits for a slot must not draw a trial (perhaps
+    # another worker's retry) only to fail it and spend one of its retries.
+    _, study = study_with_lr
+    # A retry waiting for the next worker:
+    study.enqueue_trial({"d_head": 32, "scale_scores": True, "lr": GOOD})
+    monkeypatch.setattr(signals, "_deferred", ["SIGTERM"])
+
+    def objective(trial: optuna.Trial) -> float:
+        raise AssertionError(f"trial {trial.number} was asked for after the stop")
+
+    with pytest.raises(SweepInterrupted, match="stopped by SIGTERM between trials"):
+        run_study(study, objective, target=3, max_failed=3, poll_s=1)
+    assert [t.state for t in study.get_trials()] == [TrialState.WAITING]

@@ -202,8 +202,13 @@ class SlotGate:
     fewer than ``target``. While running trials hold every slot the gate polls every
     ``poll_s`` seconds, failing stale trials itself so that a dead worker's trial is retried.
 
+    A stop signal recorded before the gate opens stops the worker here, before it asks
+    for a trial: asked, the trial (perhaps another worker's retry) would only be failed
+    and handed on, spending one of its retries.
+
     Raises:
         SweepError: the study holds ``max_failed`` trials that raised.
+        SweepInterrupted: SIGTERM or SIGINT arrived between trials or while waiting.
     """
 
     def __init__(self, target: int, max_failed: int, poll_s: float) -> None:
@@ -212,6 +217,10 @@ class SlotGate:
     def wait(self, study: optuna.Study) -> bool:
         """Block until a slot is free (True) or the study is full (False)."""
         while True:
+            if (stopped_by := stop_requested()) is not None:
+                raise SweepInterrupted(
+                    f"stopped by {stopped_by} between trials; the study is as it was"
+                )
             now = tally(study)
             if now.finished >= self.target:
                 return False
