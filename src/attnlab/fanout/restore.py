@@ -6,7 +6,8 @@ half-way leaves committed results missing from the work tree. Each such output c
 from where the record keeps it: an uncached output (metrics, tables, figures) from git's
 index, a cached one (models, token files) from DVC's cache as ``dvc checkout --force
 <stage>`` restores it. Training checkpoints are not outputs (they live under the run
-root), so a rerun still continues from them.
+root), so a rerun still continues from them. A persistent output (a sweep's journal) is
+left as it is: DVC never deletes it, and it holds the progress the rerun continues from.
 """
 
 import contextlib
@@ -77,17 +78,22 @@ def _restore(root: Path, stages: Sequence[str]) -> Restored:
     # Stage names and the paths DVC reports are relative to the working directory.
     with contextlib.chdir(root), Repo(str(root), _wait_for_lock=True) as repo:
         with lock_repo(repo):
+            # A checkout would put the record's journal over the one the stage was writing.
             outs = [
-                out for name in stages for stage in repo.stage.collect(name) for out in stage.outs
+                out
+                for name in stages
+                for stage in repo.stage.collect(name)
+                for out in stage.outs
+                if not out.persist
             ]
             for out in outs:
                 if not out.use_cache:
                     path = str(out.def_path)
                     back = _from_git(root, path)
                     (restored.from_git if back else restored.lost).append(path)
-            if any(out.use_cache for out in outs):
+            if cached := [str(out.def_path) for out in outs if out.use_cache]:
                 try:
-                    done = repo.checkout(targets=list(stages), force=True)
+                    done = repo.checkout(targets=cached, force=True)
                 except CheckoutError as err:
                     done = err.result
                     restored.lost += [str(path) for path in err.target_infos]
