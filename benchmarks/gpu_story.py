@@ -56,7 +56,14 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path("shared/data/tinyshakespeare/input.txt")
 H200_FP32_TFLOPS = 67.0
 DRY_RUN_SCALE = 0.002
-PARAMS_FILES = ("params.yaml", "probes.yaml", "winograd.yaml", "sweeps.yaml", "runtime.yaml")
+PARAMS_FILES = (
+    "params.yaml",
+    "seeds.yaml",
+    "probes.yaml",
+    "winograd.yaml",
+    "sweeps.yaml",
+    "runtime.yaml",
+)
 PACKED = ("dvc.lock", *PARAMS_FILES, "reports/metrics", "reports/curves", "reports/sweeps")
 FAN_OUT_LOGS = Path(".dvc/tmp/attnlab-repro")
 GIT_IDENTITY = {
@@ -70,7 +77,7 @@ GIT_IDENTITY = {
 def parse_args() -> argparse.Namespace:
     """The command line; ``--dry-run`` fills the defaults of a CPU pass at a tiny budget."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", help="default: params.yaml's")
+    parser.add_argument("--seeds", type=int, nargs="+", help="default: seeds.yaml's")
     parser.add_argument("--budget-scale", type=float, help="budget.scale (default 1.0)")
     parser.add_argument("--accelerator", choices=["auto", "gpu", "cpu"], help="default auto")
     parser.add_argument(
@@ -167,16 +174,16 @@ def git(root: Path, *args: str) -> str:
 
 def overrides(args: argparse.Namespace, root: Path) -> list[str]:
     """The ``-S`` overrides of this run."""
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    seeds = args.seeds or params["seeds"]
+    listed = yaml.safe_load((root / "seeds.yaml").read_text())
+    seeds = args.seeds or listed["seeds"]
     if args.dry_run:
         seeds = seeds[:1]
     # extra_seeds adds seeds to a few rows; those the run trains everywhere leave it, and
     # a dry run adds none (an extra seed that is also in seeds is refused).
-    extra = [] if args.dry_run else [s for s in params["extra_seeds"]["seeds"] if s not in seeds]
+    extra = [] if args.dry_run else [s for s in listed["extra_seeds"]["seeds"] if s not in seeds]
     changes = [
-        f"seeds=[{','.join(map(str, seeds))}]",
-        f"extra_seeds.seeds=[{','.join(map(str, extra))}]",
+        f"seeds.yaml:seeds=[{','.join(map(str, seeds))}]",
+        f"seeds.yaml:extra_seeds.seeds=[{','.join(map(str, extra))}]",
         f"budget.scale={args.budget_scale}",
         f"trainer.accelerator={args.accelerator}",
     ]

@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--evaluate", action="store_true", help="evaluate the seeds too")
     args = parser.parse_args()
     seeds = ",".join(map(str, args.seeds))
-    overrides = [f"budget.scale={args.budget}", f"seeds=[{seeds}]"]
+    overrides = [f"budget.scale={args.budget}", f"seeds.yaml:seeds=[{seeds}]"]
     family = "evaluate" if args.evaluate else "train"  # an evaluation needs its training
     stages = [f"{family}@{args.variant}-{seed}" for seed in args.seeds]
     # The stages' `python` is this interpreter, activated or not.

@@ -214,7 +214,7 @@ def _new_project(tmp_path: Path, corpus_mirror: Path) -> DvcProject:
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(PROJECT_ROOT / name, target)
-    _keep_the_first_seed(root / "params.yaml")
+    _keep_the_first_seed(root / "seeds.yaml")
     project = DvcProject(root, _project_env(tmp_path, corpus_mirror))
     project.run("git", "init", "-q", "-b", "main")
     project.run("git", "add", "-A")

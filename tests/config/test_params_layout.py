@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARAMS = ROOT / "params.yaml"
 # params.yaml and the files beside it: each is written back by DVC on its own `-S`.
 EVERY_FILE = [path.name for path in params_files(PARAMS)]
+SEEDS = ROOT / "seeds.yaml"  # lists only: a list override rewrites the list's own lines
 LAYOUT_COMMIT_SUBJECT = "params.yaml in the layout dvc exp run -S writes back"
 
 
@@ -98,7 +99,7 @@ def test_the_files_hold_every_knob():
     assert len(leaves) > 200  # the layout tests below walk every one of them
 
 
-@pytest.mark.parametrize("name", EVERY_FILE)
+@pytest.mark.parametrize("name", [name for name in EVERY_FILE if name != SEEDS.name])
 def test_every_scalar_override_changes_exactly_its_own_line(tmp_path, name):
     # DVC loads and dumps the whole file for any override, so one `-S` list per round
     # finds a rewrite that strays beyond a key's own line as an extra changed line.
@@ -129,6 +130,14 @@ def test_a_list_override_keeps_the_comment_on_its_key(tmp_path):
     changed = _changed_lines(PARAMS.read_text(), copy.read_text())
     assert changed == ["-  - 256"]
     assert "  lengths:                 # E13's evaluation lengths" in copy.read_text()
+
+
+def test_a_seeds_override_changes_only_the_list_it_sets(tmp_path):
+    copy = tmp_path / SEEDS.name
+    copy.write_text(SEEDS.read_text())
+    apply_overrides(copy, ["seeds=[1337,1338]", "extra_seeds.seeds=[1340]"])
+    changed = _changed_lines(SEEDS.read_text(), copy.read_text())
+    assert changed == ["-- 1339", *(f"-  - {seed}" for seed in range(1341, 1347))]
 
 
 def _git(*args: str) -> subprocess.CompletedProcess[str]:

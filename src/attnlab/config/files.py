@@ -2,8 +2,8 @@
 
 The knobs are split by domain so that each file reads on its own: ``params.yaml`` holds the
 data and the language models (DVC's default params file, so its keys need no prefix after
-``-S``), and four files beside it hold the computed experiments, the Winograd task, the
-sweeps and the knobs that change no result. Each file keeps its sections' top-level names
+``-S``), and five files beside it hold the seeds, the computed experiments, the Winograd
+task, the sweeps and the knobs that change no result. Each file keeps its sections' top-level names
 (``winograd.yaml`` holds ``winograd:``), so a key is spelled the same everywhere: in
 ``dvc.yaml``, in ``dvc exp show`` and after ``-S winograd.yaml:``.
 """
@@ -22,6 +22,7 @@ DEFAULT_FILE = "params.yaml"
 
 # The sections of each file beside params.yaml; every other section is params.yaml's.
 DOMAIN_FILES: dict[str, tuple[str, ...]] = {
+    "seeds.yaml": ("seeds", "extra_seeds"),
     "probes.yaml": ("probes", "cost"),
     "winograd.yaml": ("winograd",),
     "sweeps.yaml": ("sweeps",),
