@@ -182,8 +182,11 @@ def _project_env(tmp_path: Path, corpus_mirror: Path) -> dict[str, str]:
     }
 
 
+RECORDED_RUN_FAMILIES = ("train@", "train-extra@", "evaluate@", "evaluate-extra@", "sweep-check@")
+
+
 def _recorded_runs() -> tuple[str, ...]:
-    """The outputs of the record's runs: what ``dvc.lock``'s train@, evaluate@, sweep-check@ hold.
+    """The outputs of the record's runs: what dvc.lock's stages of ``RECORDED_RUN_FAMILIES`` hold.
 
     Without the lock they are orphans of no stage, and the record's seeds would join a
     test's runs (three recorded seeds turn a test's n = 1 into n = 3). The record's other
@@ -196,7 +199,7 @@ def _recorded_runs() -> tuple[str, ...]:
     return tuple(
         out["path"]
         for name, stage in stages.items()
-        if name.startswith(("train@", "evaluate@", "sweep-check@"))
+        if name.startswith(RECORDED_RUN_FAMILIES)
         for out in stage.get("outs", [])
     )
 
