@@ -3,9 +3,9 @@
 The knobs are split by domain so that each file reads on its own: ``params.yaml`` holds the
 data and the language models (DVC's default params file, so its keys need no prefix after
 ``-S``), and five files beside it hold the seeds, the computed experiments, the Winograd
-task, the sweeps and the knobs that change no result. Each file keeps its sections' top-level names
-(``winograd.yaml`` holds ``winograd:``), so a key is spelled the same everywhere: in
-``dvc.yaml``, in ``dvc exp show`` and after ``-S winograd.yaml:``.
+task, the sweeps and the knobs that change no result. Each file keeps its sections'
+top-level names (``winograd.yaml`` holds ``winograd:``), so a key is spelled the same
+everywhere: in ``dvc.yaml``, in ``dvc exp show`` and after ``-S winograd.yaml:``.
 """
 
 from __future__ import annotations
