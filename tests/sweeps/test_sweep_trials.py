@@ -9,7 +9,11 @@ trial's curve file cannot be written: a folder stands where it goes).
 
 import csv
 import json
+import logging
+import os
+import signal
 
+import lightning.pytorch as pl
 import optuna
 import pytest
 import wandb
@@ -33,6 +37,7 @@ from attnlab.sweeps import (
     write_figures,
     write_trials,
 )
+from attnlab.sweeps import objective as trial_objective
 from attnlab.sweeps.results import FIGURES, best_record
 from attnlab.training import signals
 
@@ -125,6 +130,7 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
 
     again = run_study(study, objective, target=3, max_failed=3, poll_s=1)  # a rerun
     assert again == tally and len(study.get_trials()) == 4
+    assert not list((runs / "checkpoints").iterdir()), "finished, pruned or raised: no resume"
 
     folder = tmp_path / "reports"
     write_trials(folder / "trials.csv", study, list(sweep.study.space))
@@ -169,3 +175,64 @@ def test_a_stop_recorded_between_trials_asks_for_no_trial(monkeypatch, study_wit
     with pytest.raises(SweepInterrupted, match="stopped by SIGTERM between trials"):
         run_study(study, objective, target=3, max_failed=3, poll_s=1)
     assert [t.state for t in study.get_trials()] == [TrialState.WAITING]
+
+
+class _SigtermAtStep(pl.Callback):
+    """Sends this process SIGTERM once, as a scheduler's pre-emption would, after ``step``."""
+
+    def __init__(self, step: int) -> None:
+        self.step, self.sent = step, False
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step == self.step and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_stopped_trial_s_retry_continues_from_its_checkpoint_to_the_unstopped_result(
+    monkeypatch, tmp_path, sweep_tokens, caplog
+):
+    # Before, a retry trained afresh: a sweep stopped every few hours (a batch scheduler's
+    # pre-emption, a session's end) redid each stopped trial's steps from step 0.
+    raw = sweep_params(trials=1, steps=8)
+    raw["runtime"]["checkpoint"]["every_n_train_steps"] = 2
+    sweep = Sweep("dk", parse_params(raw))
+    params = {"d_head": 32, "scale_scores": True}
+    runs = tmp_path / "runs"
+    objective = TrialObjective(
+        sweep, sweep_tokens / "train.parquet", read_tokens(sweep_tokens / "val.parquet"),
+        runs, tmp_path / "wandb",
+    )  # fmt: skip
+
+    def study(name: str) -> optuna.Study:
+        storage = open_storage(f"sqlite:///{tmp_path / name}.db", 1, 3, 2)  # retries on
+        made = optuna.create_study(storage=storage, study_name=name)
+        made.enqueue_trial(params)
+        return made
+
+    # The reference: the same params trained without a stop, in a study of their own.
+    unstopped = study("unstopped")
+    run_study(unstopped, objective, target=1, max_failed=1, poll_s=1)
+    (reference,) = unstopped.get_trials()
+
+    stop = _SigtermAtStep(5)  # every step validates: step 4's checkpoint stands
+    train = trial_objective.train_variant
+    monkeypatch.setattr(
+        trial_objective, "train_variant",
+        lambda *args, callbacks, **kw: train(*args, callbacks=[*callbacks, stop], **kw),
+    )  # fmt: skip
+    stopped_study = study("stopped")
+    with pytest.raises(SweepInterrupted, match="trial 0 stopped by SIGTERM"):
+        run_study(stopped_study, objective, target=1, max_failed=1, poll_s=1)
+    (kept,) = (runs / "checkpoints").iterdir()  # the stopped trial's, for its retry
+    assert list(kept.glob("*.ckpt")), list(kept.iterdir())
+
+    with caplog.at_level(logging.INFO, logger="attnlab"):
+        run_study(stopped_study, objective, target=1, max_failed=1, poll_s=1)
+    stopped, retry = stopped_study.get_trials()
+    assert stopped.state == TrialState.FAIL and retry.state == TrialState.COMPLETE
+    assert "at step 4 of 8" in caplog.text, caplog.text  # resumed, not trained again
+    assert retry.value == reference.value  # bit for bit: the resume is exact
+    # Its curve holds the stopped trial's points too, the ones before the stop replayed.
+    assert retry.intermediate_values == reference.intermediate_values
+    assert not list((runs / "checkpoints").iterdir()), "a finished retry keeps no resume state"

@@ -105,7 +105,7 @@ def test_a_stopped_worker_stops_and_the_next_one_retries_its_trial(sweep_project
     trials = {t.number: t for t in load(pg_database).get_trials()}
     (stopped,) = [t for t in trials.values() if INTERRUPTED_ATTR in t.user_attrs]
     assert f"trial {stopped.number} stopped by {sig.name}" in output
-    assert "rerun to resume" not in output  # a retry trains afresh
+    assert "which continues from its last checkpoint" in output
     assert trials[stopped.number].state == TrialState.FAIL
     assert trials[stopped.number].user_attrs[INTERRUPTED_ATTR] == sig.name
     assert max(trials) == stopped.number + 1  # only the retry was added after it

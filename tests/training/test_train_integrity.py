@@ -96,8 +96,9 @@ class _PruneAtStep3(pl.Callback):
             raise optuna.TrialPruned("pruned at step 3")
 
 
-def test_a_sweep_trial_leaves_no_checkpoint_however_it_ends(train_in_process, tmp_path):
-    # A trial's retry trains afresh, so what a pruned or stopped trial saved is never read.
+def test_a_fit_that_is_not_resumable_leaves_no_checkpoint_however_it_ends(
+    train_in_process, tmp_path
+):
     with pytest.raises(optuna.TrialPruned):
         train_in_process(
             shrunk_params(steps=8), VARIANT, resume=False, resumable=False,

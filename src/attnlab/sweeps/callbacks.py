@@ -3,7 +3,8 @@
 - :class:`CurvePruning` is optuna-integration's ``PyTorchLightningPruningCallback`` on the
   ``val/ppl`` points of Lightning's validation loop (the curve of
   :class:`~attnlab.metrics.ValidationCurve`), reported at the global step: the parent
-  reports at the epoch, and attnlab trains one long epoch.
+  reports at the epoch, and attnlab trains one long epoch. A retry that resumes its
+  chain's checkpoint reports the points the checkpoint brought back first.
 - :class:`TrialRecord` ties the trial to its W&B run (run id into the trial, study and
   trial into the run), scores the finished model on the whole validation split (P0's
   ``val/ppl``, the objective) and marks the run's summary complete, pruned or failed.
@@ -21,7 +22,7 @@ from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import WandbLogger
 from optuna_integration import PyTorchLightningPruningCallback
 
-from attnlab.metrics import WholeSplitScore
+from attnlab.metrics import ValidationCurve, WholeSplitScore
 from attnlab.sweeps.study import WANDB_ATTR
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,23 @@ METRIC = "val/ppl"
 class CurvePruning(PyTorchLightningPruningCallback):
     """Report each ``val/ppl`` point to the trial at its global step; prune when told to.
 
-    The trial's trainer must draw the curve (``train_variant(curve=...)``). One process
+    The trial's trainer must draw ``curve`` (``train_variant(curve=...)``). One process
     per trial: the parent's DDP path is not needed, and refused.
     """
 
-    def __init__(self, trial: optuna.Trial) -> None:
+    def __init__(self, trial: optuna.Trial, curve: ValidationCurve) -> None:
         super().__init__(trial, METRIC)
+        self.curve = curve
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """On a resume, report the points the stopped trial drew before its checkpoint.
+
+        The curve runs first and has already cut them back to the resumed step; the
+        median pruner judges them as it judged the stopped trial, so nothing is pruned here.
+        """
+        if trainer.global_step > 0:
+            for step, ppl in self.curve.points:
+                self._trial.report(ppl, step=step)
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Refuse DDP (see the class docstring), then let the parent set up."""

@@ -5,13 +5,21 @@ A trial is trained by the same code as the ``train`` stage
 ``val/ppl`` curve (:class:`attnlab.metrics.ValidationCurve`, Lightning's validation
 loop), whose points feed the median pruner as it trains; its value is P0's ``val/ppl`` on
 the whole validation split (:func:`attnlab.metrics.perplexity`).
+
+A trial writes checkpoints like a ``train`` run. A retry (SIGTERM stopped the trial, or
+its worker died) trains as the first trial of its retry chain: the same run, so on the
+machine that stopped it the retry continues from its last checkpoint instead of training
+its steps again. However else a trial ends (finished, pruned, raised) nothing resumes it,
+and its checkpoints are removed.
 """
 
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
 import optuna
+from optuna.storages import RetryFailedTrialCallback
 from torch import Tensor
 
 from attnlab.config.sweeps import CategoricalAxis, FloatAxis, IntAxis
@@ -19,7 +27,8 @@ from attnlab.metrics import ValidationCurve, WholeSplitScore
 from attnlab.metrics.validation_curve import of_split
 from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
 from attnlab.sweeps.definition import Sweep
-from attnlab.training import train_variant
+from attnlab.training import TrainingInterrupted, train_variant
+from attnlab.training.job import checkpoint_dir, fingerprint
 
 
 def suggest(trial: optuna.Trial, space: dict[str, IntAxis | FloatAxis | CategoricalAxis]) -> dict:
@@ -35,6 +44,13 @@ def suggest(trial: optuna.Trial, space: dict[str, IntAxis | FloatAxis | Categori
         else:
             values[name] = trial.suggest_categorical(name, axis.choices)
     return values
+
+
+def first_of_chain(trial: optuna.Trial) -> int:
+    """The number of the trial that ``trial`` retries (the chain's first), or its own."""
+    frozen = next(t for t in trial.study.get_trials(deepcopy=False) if t.number == trial.number)
+    retried = RetryFailedTrialCallback.retried_trial_number(frozen)
+    return trial.number if retried is None else retried
 
 
 class TrialObjective:
@@ -69,30 +85,42 @@ class TrialObjective:
         return of_split(self.val_tokens, block_size, every, path, batch_size)
 
     def __call__(self, trial: optuna.Trial) -> float:
-        """Train the trial's variant; prune it from its curve; score it when it finishes.
+        """Train the trial's variant (or continue its chain's); prune it; score it.
 
         Raises:
             optuna.TrialPruned: the median pruner stopped it.
             ValueError: training diverged (a non-finite ``val/ppl``).
+            TrainingInterrupted: SIGTERM or SIGINT stopped it; its checkpoint is kept for
+                the retry.
         """
-        job = self.sweep.trial_job(trial.number, suggest(trial, self.sweep.study.space))
+        first = first_of_chain(trial)
+        job = self.sweep.trial_job(first, suggest(trial, self.sweep.study.space))
         block_size = job.variant.model.block_size
-        curve = self._curve(trial.number, block_size)
+        curve = self._curve(first, block_size)
         score = WholeSplitScore(
             self.val_tokens, block_size, self.sweep.params.evaluate.batch_size, self.token_bytes
         )
         record = TrialRecord(trial, self.sweep.name, score)
-        train_variant(
-            job,
-            self.train_tokens,
-            self.run_root,
-            self.wandb_folder,
-            resume=False,
-            resumable=False,  # a retry trains afresh: no checkpoint is ever read back
-            curve=curve,
-            callbacks=[CurvePruning(trial), score, record],
-            tags=(self.sweep.name,),
+        resume_state = checkpoint_dir(
+            self.run_root, job, fingerprint(job, self.train_tokens, curve)
         )
+        try:
+            train_variant(
+                job,
+                self.train_tokens,
+                self.run_root,
+                self.wandb_folder,
+                resume=first != trial.number,  # a fresh trial never reads a stale folder
+                curve=curve,
+                callbacks=[CurvePruning(trial, curve), score, record],
+                tags=(self.sweep.name,),
+            )
+        except TrainingInterrupted:
+            raise  # its checkpoint stays: the retry continues from it
+        except BaseException:
+            shutil.rmtree(resume_state, ignore_errors=True)  # pruned or raised: never resumed
+            raise
+        shutil.rmtree(resume_state, ignore_errors=True)
         if record.value is None or not math.isfinite(record.value):
             raise ValueError(f"val/ppl is {record.value}: the trial diverged")
         return record.value

@@ -12,10 +12,10 @@ later trial number waits, and ends FAIL with the user attribute ``surplus`` if t
 filled up meanwhile. A trial that raises is FAIL with its error in the user attribute
 ``error``, and the study goes on; ``max_failed`` of them stop the worker (a bug, not luck).
 A trial stopped by SIGTERM or SIGINT (``dvc queue kill``, a batch scheduler's pre-emption,
-Ctrl-C) stops its
-worker too: the trial is FAIL with the user attribute ``interrupted``, its params wait as a
-new trial for the next worker, and the worker exits with an error rather than starting
-another trial it was asked not to run.
+Ctrl-C) stops its worker too: the trial is FAIL with the user attribute ``interrupted``,
+its params wait as a new trial for the next worker (which continues from the stopped
+trial's checkpoint, objective.py), and the worker exits with an error rather than
+starting another trial it was asked not to run.
 """
 
 import logging
@@ -278,7 +278,8 @@ def guarded(objective: Objective, target: int, poll_s: float) -> Objective:
             _requeue(trial, err.signal_name)
             raise SweepInterrupted(
                 f"trial {trial.number} stopped by {err.signal_name}; its params wait for the next "
-                "worker, which trains them afresh (rerun the stage, or start a worker, to go on)"
+                "worker, which continues from its last checkpoint on this machine (rerun the "
+                "stage, or start a worker, to go on)"
             ) from err
         except Exception as err:
             trial.set_user_attr(ERROR_ATTR, f"{type(err).__name__}: {err}"[:2000])
