@@ -13,10 +13,13 @@ launcher (:func:`lost_a_lock`).
 
 A child is the leader of its own process group: Ctrl-C in the terminal reaches only the
 launcher, which then sends SIGTERM to the stage command under each DVC, never to DVC
-itself. The stage command saves its state at the next step boundary (training
-checkpoints) and exits; DVC sees it fail and ends without recording it, or, when the
-command had already finished, records it. Either way DVC is never cut short inside its
-own write of ``dvc.lock``, which truncates the file before it dumps the new one.
+itself, nor to a helper that left the group for a session of its own as W&B's service
+does: signalled, the service dies before the stopped stage has finished its W&B run,
+and the run's teardown error replaces the stop (a sweep trial then counts as failed).
+The stage command saves its state at the next step boundary (training checkpoints) and
+exits; DVC sees it fail and ends without recording it, or, when the command had already
+finished, records it. Either way DVC is never cut short inside its own write of
+``dvc.lock``, which truncates the file before it dumps the new one.
 """
 
 import os
@@ -157,6 +160,8 @@ class Child:
         for process in below:
             if process.pid in self._signalled and not again:
                 continue
+            if not _in_group(process, self.process.pid):
+                continue  # a detached helper (W&B's service): its owner ends it
             self._signalled.add(process.pid)
             try:
                 process.send_signal(signum)
@@ -201,3 +206,11 @@ def outcome(output: str, stage: str) -> str:
     if f"'{stage}' {_RESTORED}" in output:
         return "restored"
     return "up to date" if f"'{stage}' {_SKIPPED}" in output else "done"
+
+
+def _in_group(process: psutil.Process, group: int) -> bool:
+    """Whether ``process`` still belongs to the process group ``group``."""
+    try:
+        return os.getpgid(process.pid) == group
+    except ProcessLookupError:
+        return False
