@@ -40,9 +40,16 @@ def _shrink(params: dict) -> None:
     params["train"]["batch_size"] = 8
 
 
-def _attnlab(project, *args: str) -> subprocess.Popen:
+def _attnlab(project, *args: str, one_core: bool = False) -> subprocess.Popen:
+    """``attnlab repro args``, its output piped; with ``one_core``, pinned to one core.
+
+    Pinned, its stages get one torch thread each, as ``OMP_NUM_THREADS=1`` gives a serial
+    run; ``--jobs 1`` alone would give a stage every core, and another thread count sums
+    floats in another order.
+    """
+    pinned = ["taskset", "--cpu-list", str(min(os.sched_getaffinity(0)))] if one_core else []
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "attnlab"), "repro", *args],
+        [*pinned, str(Path(sys.executable).parent / "attnlab"), "repro", *args],
         cwd=project.root,
         env=project.env,
         stdout=subprocess.PIPE,
@@ -51,8 +58,8 @@ def _attnlab(project, *args: str) -> subprocess.Popen:
     )
 
 
-def _fan_out(project, *args: str) -> str:
-    child = _attnlab(project, *args)
+def _fan_out(project, *args: str, one_core: bool = False) -> str:
+    child = _attnlab(project, *args, one_core=one_core)
     out, _ = child.communicate(timeout=600)
     assert child.returncode == 0, out
     return out
@@ -280,7 +287,7 @@ def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_al
     stages = [*_train_stages(GROUP_SEEDS), *evaluated]
     # One place: the three seeds train as one group, on one thread as the serial runs do,
     # then their evaluations run as another group (one after the other, recorded at once).
-    out = _fan_out(project, "--jobs", "1", *evaluated)
+    out = _fan_out(project, *evaluated, one_core=True)
     assert "6 stages to bring up to date" in out
     assert out.count(": ran in ") == 6 and out.count("(with 2 other seed(s))") == 6, out
     grouped = _entries(project.root, stages)

@@ -5,6 +5,8 @@ project is refused.
 
 The stage is `probes`: real, a few seconds, with committed outputs that a rerun
 reproduces byte for byte, so a clean `git status` means nothing was lost or left behind.
+Byte for byte on one machine only: another CPU rounds the last digits of its floats
+otherwise, so the tests first commit this machine's outputs (``probes_project``).
 """
 
 import os
@@ -59,6 +61,26 @@ def _repo_lock(project) -> LockFile:
             time.sleep(0.05)
 
 
+@pytest.fixture
+def probes_project(dvc_project):
+    """``dvc_project`` with this machine's probe outputs committed, and the stage unrecorded.
+
+    The stage's command runs as the fan-out runs it here (one torch thread a stage on a
+    machine of as many cores as stages: this one), outside DVC, so dvc.lock stays empty.
+    """
+    one_thread = {**dvc_project.env, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    subprocess.run(
+        [sys.executable, "pipeline/probes.py"],
+        cwd=dvc_project.root,
+        env=one_thread,
+        check=True,
+        capture_output=True,
+    )
+    dvc_project.run("git", "add", "-A", OUTPUTS, "reports/tables/probes", "reports/figures")
+    dvc_project.run("git", "commit", "-qm", "this machine's probe outputs", "--allow-empty")
+    return dvc_project
+
+
 def _changed(project) -> list[str]:
     """The paths `git status` lists (new, deleted, modified or untracked)."""
     status = project.run("git", "status", "--porcelain", "--untracked-files=all").stdout
@@ -87,12 +109,14 @@ def test_a_plan_names_stages_from_the_root_wherever_it_runs(dvc_project, monkeyp
 
 @pytest.mark.slow
 def test_ctrl_c_puts_back_a_stopped_stages_committed_outputs_and_a_second_run_is_refused(
-    dvc_project,
+    probes_project,
 ):
-    first = _attnlab(dvc_project, "probes")
+    first = _attnlab(probes_project, "probes")
     # DVC has deleted the committed outputs and runs the stage's command.
-    _wait_for(lambda: _running(dvc_project) and not (dvc_project.root / OUTPUTS).exists(), "run")
-    second = _attnlab(dvc_project, "probes")
+    _wait_for(
+        lambda: _running(probes_project) and not (probes_project.root / OUTPUTS).exists(), "run"
+    )
+    second = _attnlab(probes_project, "probes")
     refused, _ = second.communicate(timeout=120)
     assert second.returncode == 2, refused
     assert refused.startswith(f"error: another attnlab repro (pid {first.pid}) is running")
@@ -102,12 +126,12 @@ def test_ctrl_c_puts_back_a_stopped_stages_committed_outputs_and_a_second_run_is
     assert first.returncode == 128 + signal.SIGINT, out
     assert "SIGINT: stopping 1 running stage(s)" in out
     assert f"from git: {OUTPUTS}, reports/tables/probes" in out, out
-    assert _changed(dvc_project) == []  # as found: nothing deleted, nothing half-written
+    assert _changed(probes_project) == []  # as found: nothing deleted, nothing half-written
 
-    rerun = _attnlab(dvc_project, "probes")
+    rerun = _attnlab(probes_project, "probes")
     out, _ = rerun.communicate(timeout=600)
     assert rerun.returncode == 0 and "probes: ran in " in out, out
-    assert _changed(dvc_project) == ["dvc.lock"]  # the same outputs, now recorded
+    assert _changed(probes_project) == ["dvc.lock"]  # the same outputs, now recorded
 
 
 @pytest.mark.slow
@@ -134,14 +158,16 @@ def test_a_failed_stage_gets_its_outputs_back_from_git_and_from_dvcs_cache(token
 
 
 @pytest.mark.slow
-def test_a_stop_while_dvc_records_a_finished_stage_lets_it_write_dvc_lock_whole(dvc_project):
-    launcher = _attnlab(dvc_project, "probes")
+def test_a_stop_while_dvc_records_a_finished_stage_lets_it_write_dvc_lock_whole(
+    probes_project,
+):
+    launcher = _attnlab(probes_project, "probes")
     _wait_for(lambda: launcher.poll() is not None or psutil.Process(launcher.pid).children(), "DVC")
     dvc = psutil.Process(launcher.pid).children()[0]
-    _wait_for(lambda: _running(dvc_project) and dvc.children(), "the stage's command")
+    _wait_for(lambda: _running(probes_project) and dvc.children(), "the stage's command")
     # The command runs without the repository lock; DVC takes it back to record the
     # stage. Held here, DVC waits for it, in the middle of recording, when the stop comes.
-    held = _repo_lock(dvc_project)
+    held = _repo_lock(probes_project)
     try:
         _wait_for(lambda: not dvc.children(), "the command to finish")
         os.kill(launcher.pid, signal.SIGINT)
@@ -152,6 +178,6 @@ def test_a_stop_while_dvc_records_a_finished_stage_lets_it_write_dvc_lock_whole(
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode == 128 + signal.SIGINT, out
     assert "probes: ran in " in out, out
-    recorded = yaml.safe_load((dvc_project.root / "dvc.lock").read_text())["stages"]
+    recorded = yaml.safe_load((probes_project.root / "dvc.lock").read_text())["stages"]
     assert set(recorded) == {"probes"}
-    assert _changed(dvc_project) == ["dvc.lock"]
+    assert _changed(probes_project) == ["dvc.lock"]
