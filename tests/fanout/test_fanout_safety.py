@@ -65,8 +65,8 @@ def _repo_lock(project) -> LockFile:
 def probes_project(dvc_project):
     """``dvc_project`` with this machine's probe outputs committed, and the stage unrecorded.
 
-    The stage's command runs as the fan-out runs it here (one torch thread a stage on a
-    machine of as many cores as stages: this one), outside DVC, so dvc.lock stays empty.
+    The stage's command runs on one torch thread, as the fan-out runs a stage (a place per
+    core, a thread per place), and outside DVC, so dvc.lock stays empty.
     """
     one_thread = {**dvc_project.env, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     subprocess.run(
