@@ -4,12 +4,12 @@ import dataclasses
 import shutil
 from typing import Any
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import Params, catalogue_choice, load_params
 from attnlab.report import ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
-from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN
+from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE
 
 
 def report_params(loaded: Params) -> dict[str, Any]:
@@ -40,6 +40,12 @@ def recipe(loaded: Params, name: str) -> dict[str, Any]:
     return {"model": dataclasses.asdict(variant.model), "train": variant.train.model_dump()}
 
 
+def expected_seeds(loaded: Params) -> dict[str, tuple[int, ...]]:
+    """Per run the params expect (every variant, every Winograd variant), its seeds."""
+    names = [*loaded.variants, *loaded.winograd.variants]
+    return {name: tuple(loaded.seeds_of(name)) for name in names}
+
+
 def main(
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
@@ -55,7 +61,10 @@ def main(
     files, said so in its experiment's protocol); seeds, budget, model, train, trainer,
     bpe.vocab_size and evaluate (the configuration each run's train.json and eval.json
     must state: a run that states another is left out, and named as stale on the page
-    and here); everything under reports/metrics,
+    and here); the library code of every stage that writes a record (each record must
+    state the code the checkout holds, attnlab.result_code, or it is left out as stale,
+    with every claim that reads it); seeds and extra_seeds (the runs each claim awaits);
+    everything under reports/metrics,
     reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
     folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
@@ -77,6 +86,8 @@ def main(
         aliases=dict(loaded.aliases),
         variants=tuple(loaded.variants),
         configurations=expected_runs(loaded),
+        code={stage: result_code.code_digests(stage) for stage in result_code.RECORDED},
+        seeds=expected_seeds(loaded),
     )
     report = build_report(inputs)
     for line in report.stale:
@@ -89,13 +100,14 @@ def main(
     paths.SUMMARY.mkdir()  # the declared output exists even before any seeded run
     for source, record in report.summary.items():
         paths.write_metrics(paths.SUMMARY / f"{source}.json", record)
-    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
+    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE, STALE)]
     held = sum(v.status == HOLDS for v in decided)
     pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
+    stale = sum(v.status == STALE for v in report.verdicts)
+    not_run = len(report.verdicts) - len(decided) - pending - stale
     print(
         f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
-        f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
-        f"-> {paths.REPORT_INDEX}"
+        f"{pending} inconclusive, {stale} stale, {not_run} not run -> {paths.REPORT_INDEX}"
     )
 
 
