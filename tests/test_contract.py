@@ -2,6 +2,7 @@
 
 import ast
 import shlex
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -194,3 +195,33 @@ def test_the_report_depends_on_all_the_code_it_judges_records_by():
     for parts in result_code.RECORDED.values():
         for source in result_code.files(parts):
             assert any(source == dep or dep in source.parents for dep in deps), source
+
+
+def test_an_edit_makes_stale_in_the_report_exactly_the_stages_dvc_reruns(tmp_path, monkeypatch):
+    # One module of every part some recording stage lists, edited in a copy of the package:
+    # the records the report would leave out (their stamps no longer match) are those of
+    # the stages whose dvc.yaml deps hold that module, no more, no fewer.
+    package = tmp_path / "attnlab"
+    shutil.copytree(result_code.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(result_code, "PACKAGE", package)
+    stamps = {stage: {"code": result_code.stamp(stage)} for stage in result_code.RECORDED}
+    parts = {part for listed in result_code.RECORDED.values() for part in listed}
+    edited = sorted({result_code.files((part,))[0] for part in parts})
+    for module in edited:
+        original = module.read_bytes()
+        module.write_bytes(original + b"\n# an edit\n")
+        now = {stage: result_code.code_digests(stage) for stage in result_code.RECORDED}
+        report = {s for s, record in stamps.items() if result_code.changed_parts(record, now)}
+        source = ROOT / "src" / "attnlab" / module.relative_to(package)
+        dvc = {
+            _family(stage)
+            for stage in _stages()
+            if _family(stage) in result_code.RECORDED
+            and any(source == dep or dep in source.parents for dep in _deps(stage))
+        }
+        assert report == dvc, module.relative_to(package)
+        module.write_bytes(original)
+
+
+def _deps(stage) -> list[Path]:
+    return [ROOT / str(dep.def_path) for dep in stage.deps]

@@ -264,7 +264,9 @@ def load_results(inputs: ReportInputs) -> Results:
         _drop_unseeded_runs(found, kind, set(inputs.variants), results.problems)
     for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
         _drop_alias_files(found, kind, results.aliases, results.problems)
-    stale = drop_stale_runs(results.metrics, results.curves, inputs.configurations, inputs.code)
+    stale = drop_stale_runs(
+        results.metrics, results.curves, inputs.configurations, inputs.code, inputs.variants
+    )
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:

@@ -81,7 +81,7 @@ def _context(
     problems: list[str],
     robustness: Mapping[str, Table] | None,
     stale: Sequence[str],
-    state: RecordState,
+    state: RecordState | None,
 ) -> dict[str, Any]:
     """What both templates read: every section with its own verdicts, and the rest."""
     return {
@@ -100,15 +100,15 @@ def render_html(
     sections: list[Section],
     verdicts: list[Verdict],
     problems: list[str],
-    robustness: Mapping[str, Table] | None,
-    stale: Sequence[str],
-    state: RecordState,
+    robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
+    state: RecordState | None = None,
 ) -> str:
     """The whole report as one HTML page (CSS and figures inline, no script, no link out).
 
     ``robustness``: by experiment id, its claims under its other protocols, shown after
     its claims. ``stale``: the records left out, one line each, listed under ``state``, the
-    record's state, which the page opens with.
+    record's state, which the page opens with (``None``: a page without it).
     """
     page = PAGE.get_template("index.html")
     return page.render(_context(sections, verdicts, problems, robustness, stale, state))
@@ -118,9 +118,9 @@ def render_markdown(
     sections: list[Section],
     verdicts: list[Verdict],
     problems: list[str],
-    robustness: Mapping[str, Table] | None,
-    stale: Sequence[str],
-    state: RecordState,
+    robustness: Mapping[str, Table] | None = None,
+    stale: Sequence[str] = (),
+    state: RecordState | None = None,
 ) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
     markdown = MARKDOWN.get_template("REPORT.md")

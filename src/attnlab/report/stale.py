@@ -15,7 +15,7 @@ verdicts which runs a claim is still awaiting.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from attnlab.config.fingerprint import EVAL, TRAIN, RunConfiguration
@@ -89,6 +89,7 @@ def drop_stale_runs(
     curves: dict[str, dict[Seed, dict]],
     configurations: Configurations,
     code: CodeDigests | None = None,
+    variants: Iterable[str] = (),
 ) -> StaleRecords:
     """Remove every record that the params or the code in the checkout would not make.
 
@@ -98,6 +99,7 @@ def drop_stale_runs(
         configurations: Per variant, per seed, the configuration its run must state; a
             variant not in it (a fabricated record, the probes) is judged by code only.
         code: Per recording stage, its code's digests now; ``None``: code is not judged.
+        variants: The trained variants: a record of other code drops its whole run.
 
     Returns:
         The records left out, with their reasons.
@@ -115,7 +117,7 @@ def drop_stale_runs(
                 _drop(metrics, variant, seed)
                 _drop(curves, variant, seed)
     if code is not None:
-        _drop_other_code(metrics, curves, set(configurations), code, stale)
+        _drop_other_code(metrics, curves, set(configurations), set(variants), code, stale)
     return stale
 
 
@@ -123,21 +125,31 @@ def _drop_other_code(
     metrics: dict[str, dict[Seed, dict]],
     curves: dict[str, dict[Seed, dict]],
     judged: set[str],
+    variants: set[str],
     code: CodeDigests,
     stale: StaleRecords,
 ) -> None:
-    """Remove every other record (not a judged variant's run) that other code wrote."""
+    """Remove every other record (not a judged variant's run) that other code wrote.
+
+    A trained variant's record takes its whole run along, as a run of other params does.
+    """
     for source in [s for s in metrics if s.partition("/")[0] not in judged]:
-        for seed in sorted(metrics[source], key=lambda s: (s is not None, s)):
+        owner, _, kind = source.partition("/")
+        for seed in sorted(metrics.get(source, {}), key=lambda s: (s is not None, s)):
             reason = changed_parts(metrics[source][seed], code)
             if reason is None:
+                continue
+            if owner in variants and seed is not None:
+                stale.add(owner, seed, f"{owner} seed {seed}: {kind}.json {reason}")
+                _drop(metrics, owner, seed)
+                _drop(curves, owner, seed)
                 continue
             shown = source if seed is None else f"{source} seed {seed}"
             stale.add(run_of(source), seed, f"{shown}: {reason}")
             del metrics[source][seed]
             if source.startswith(WINOGRAD_TRAINING):  # its curves are that training's
                 _drop(curves, "winograd/" + source.removeprefix(WINOGRAD_TRAINING), seed)
-        if not metrics[source]:
+        if source in metrics and not metrics[source]:
             del metrics[source]
 
 

@@ -40,6 +40,23 @@ def recipe(loaded: Params, name: str) -> dict[str, Any]:
     return {"model": dataclasses.asdict(variant.model), "train": variant.train.model_dump()}
 
 
+def report_inputs(loaded: Params) -> ReportInputs:
+    """What the report reads: the project's files under ``reports/``, judged by ``loaded``."""
+    return ReportInputs(
+        metrics=paths.METRICS,
+        curves=paths.CURVES,
+        tables=paths.TABLES,
+        figures=paths.FIGURES,
+        sweeps=paths.SWEEPS,
+        params=report_params(loaded),
+        aliases=dict(loaded.aliases),
+        variants=tuple(loaded.variants),
+        configurations=expected_runs(loaded),
+        code={stage: result_code.code_digests(stage) for stage in result_code.RECORDED},
+        seeds=expected_seeds(loaded),
+    )
+
+
 def expected_seeds(loaded: Params) -> dict[str, tuple[int, ...]]:
     """Per run the params expect (every variant, every Winograd variant), its seeds."""
     names = [*loaded.variants, *loaded.winograd.variants]
@@ -75,21 +92,7 @@ def main(
     and the claim tally) and reports/summary/<source>.json (every seeded measurement's
     mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
     """
-    loaded = load_params(params)
-    inputs = ReportInputs(
-        metrics=paths.METRICS,
-        curves=paths.CURVES,
-        tables=paths.TABLES,
-        figures=paths.FIGURES,
-        sweeps=paths.SWEEPS,
-        params=report_params(loaded),
-        aliases=dict(loaded.aliases),
-        variants=tuple(loaded.variants),
-        configurations=expected_runs(loaded),
-        code={stage: result_code.code_digests(stage) for stage in result_code.RECORDED},
-        seeds=expected_seeds(loaded),
-    )
-    report = build_report(inputs)
+    report = build_report(report_inputs(load_params(params)))
     for line in report.stale:
         print(f"report: left out as stale: {line}")
     paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
