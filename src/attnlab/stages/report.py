@@ -11,6 +11,8 @@ from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
 from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE
 
+SHOWN_STALE = 10  # records left out named on the terminal; the page names every one
+
 
 def report_params(loaded: Params) -> dict[str, Any]:
     """The params the report reads, as :class:`ReportInputs` takes them.
@@ -93,8 +95,11 @@ def main(
     mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
     """
     report = build_report(report_inputs(load_params(params)))
-    for line in report.stale:
+    for line in report.stale[:SHOWN_STALE]:
         print(f"report: left out as stale: {line}")
+    if len(report.stale) > SHOWN_STALE:
+        more = len(report.stale) - SHOWN_STALE
+        print(f"report: and {more} more left out as stale (REPORT.md: The record's state)")
     paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
     paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
     paths.DEMO.write_text(report.demo_html, encoding="utf-8")
