@@ -105,6 +105,21 @@ def repro_command(
             "machine with no GPU.",
         ),
     ] = "off",
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            help="Run what fits in this much time (90m, 2h, 1h30m, or seconds), by the "
+            "predicted costs: a training with its evaluation, a sweep trial by trial; at the "
+            "limit, stop the running stages at their next step and exit 0. The same command "
+            "continues.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Start work predicted over 15 minutes without asking first."
+        ),
+    ] = False,
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -128,10 +143,19 @@ def repro_command(
     ready train stages of one variant start as one seed group: one process trains their
     seeds together (each run as its own), then each stage's entry is written into
     `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/.
+
+    Without targets, work predicted over 15 minutes starts only when asked (`--yes`,
+    `--retrain`, `--time-limit`, or yes at the prompt on a terminal): otherwise the
+    report is rendered from what is current, and what is stale, why, the predicted time
+    and the commands that continue are printed. `--time-limit` starts only what fits in
+    it and leaves the rest to the same command, on this machine or, after a commit of
+    `dvc.lock`, `reports/` and `data/sweeps/`, on another.
     """
-    from attnlab.fanout import repro
+    from attnlab.fanout import parse_duration, repro
     from attnlab.fanout.exclusive import only_fan_out
 
+    limit = parse_duration(time_limit) if time_limit is not None else None
+    asks = not (targets or set_param or name or yes or limit) and allow_missing
     root = find_project_root(Path.cwd())
     with only_fan_out(root):  # before -S touches params.yaml: a second run changes nothing
         result = repro(
@@ -144,6 +168,8 @@ def repro_command(
             allow_missing=allow_missing,
             seed_groups=seed_groups,
             mps=mps,
+            time_limit=limit,
+            confirm=_ask if asks else None,
         )
     if result.signal is not None:
         sys.exit(128 + result.signal)
@@ -154,6 +180,17 @@ def repro_command(
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+def _ask() -> bool:
+    """Yes at a prompt on a terminal; no answer (no terminal) is no."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        answer = input("Start it now? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _summary(module: str) -> str:
