@@ -48,10 +48,14 @@ def test_a_training_starts_only_when_its_evaluation_fits_too():
     limit = _limit(60, {TRAIN: 40, EVAL: 30, TRAIN2: 20, EVAL2: 30})
     assert not limit.fits(TRAIN)
     assert limit.fits(TRAIN2) and limit.admit([TRAIN2]) == (TRAIN2,)
-    # Once its training started, the evaluation belongs to a started unit: always admitted.
+    # Once its training started, the evaluation belongs to a started unit: admitted, ...
+    assert limit.cost(EVAL2) == 0 and limit.fits(EVAL2)
+    # ... past the limit too, once its training has finished (the model is here only).
     limit.seconds = 0.0
-    assert limit.fits(EVAL2) and limit.admit([EVAL2]) == (EVAL2,)
-    assert not limit.fits(EVAL)
+    assert not limit.fits(EVAL2) and not limit.owed(EVAL2)
+    limit.note_finished(TRAIN2)
+    assert limit.owed(EVAL2) and limit.fits(EVAL2) and limit.admit([EVAL2]) == (EVAL2,)
+    assert not limit.fits(EVAL) and not limit.fits(TRAIN)
 
 
 def test_a_sweep_needs_one_trial_and_a_seed_group_what_its_stages_add_up_to():

@@ -21,6 +21,7 @@ import dataclasses
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -105,6 +106,7 @@ def repro(
     Raises:
         AttnlabError: bad arguments, an invalid override, or DVC cannot plan the run.
     """
+    began = time.monotonic()  # a time limit counts the inputs' rebuild too
     environ = dict(os.environ)
     resources = plan_resources(
         usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
@@ -135,7 +137,7 @@ def repro(
         predicted = _forecast(root, plan, resources, out, show_longest=not asking)
         limit = None
         if time_limit is not None and predicted is not None:
-            limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root))
+            limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root), began)
         elif asking and predicted is not None and predicted.wall_s > LONG_S:
             views = StagePlan(tuple(name for name in plan.order if name in VIEWS))
             short = FanOut(root, views, resources, environ, out, allow_missing, None, seed_groups)

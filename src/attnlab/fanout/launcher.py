@@ -128,24 +128,33 @@ class FanOut:
             + (f", on GPUs {','.join(self.resources.devices)}" if self.resources.devices else "")
         )
         with _Stop() as stop:
-            while stop.signal is None and not (self.limit and self.limit.reached):
-                self._collect(result)
-                self._start_ready(result)
-                if not self._running and not self._waiting(result):
-                    break
-                time.sleep(POLL_S)
+            self._loop(stop, result)
+            if stop.signal is None and self.limit is not None and self.limit.reached:
+                # A model is not carried to another machine: the evaluations of those
+                # trained here run past the limit (seconds), everything else stops.
+                result.out_of_time = True
+                self._stop_all(result, "time limit", spare=self.limit.owed)
+                self._loop(stop, result)
             if stop.signal is not None:
                 result.signal = stop.signal
                 self._stop_all(result, signal.Signals(stop.signal).name)
-            elif self._running:  # the time limit came first
-                result.out_of_time = True
-                self._stop_all(result, "time limit")
             # Still under _Stop: a second Ctrl-C must not cut the restore short.
             self._restore()
         result.blocked = sorted(self.plan.blocked_by(result.failed))
         gone = self._settled(result) | set(result.stopped)
         result.left = [name for name in self.plan.order if name not in gone]
         return result
+
+    def _loop(self, stop: _Stop, result: FanOutResult) -> None:
+        """Start and collect stages until none is left, a signal, or the time limit."""
+        while stop.signal is None:
+            self._collect(result)
+            if self.limit is not None and self.limit.reached and not result.out_of_time:
+                return
+            self._start_ready(result)
+            if not self._running and not self._waiting(result):
+                return
+            time.sleep(POLL_S)
 
     def _settled(self, result: FanOutResult) -> set[str]:
         return self._done | set(result.failed) | self.plan.blocked_by(result.failed)
@@ -227,6 +236,8 @@ class FanOut:
 
     def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
         self._done.add(name)
+        if self.limit is not None:
+            self.limit.note_finished(name)
         kind = outcome(output, name)
         (result.ran if kind == "ran" else result.up_to_date).append(name)
         grouped = f" (with {len(child.stages) - 1} other seed(s))" if len(child.stages) > 1 else ""
@@ -244,19 +255,27 @@ class FanOut:
             line += f", about {clock(self.forecast.time_left(unfinished, running))} left"
         self._say(line)
 
-    def _stop_all(self, result: FanOutResult, why: str) -> None:
-        self._say(f"{why}: stopping {len(self._running)} running stage(s) at their next step")
+    def _stop_all(
+        self, result: FanOutResult, why: str, spare: Callable[[str], bool] = lambda _: False
+    ) -> None:
+        """Stop the running stages (not those ``spare`` keeps running), and settle them."""
+        stopping = [c for c in self._children() if not all(map(spare, c.stages))]
+        if not stopping:
+            return
+        names = [stage for child in stopping for stage in child.stages]
+        self._say(f"{why}: stopping {len(names)} running stage(s) at their next step")
         deadline = time.monotonic() + STOP_GRACE_S
-        while any(child.group_alive() for child in self._children()):
+        while any(child.group_alive() for child in stopping):
             late = time.monotonic() > deadline
-            for child in self._children():
+            for child in stopping:
                 # Again each turn: a command DVC starts meanwhile is stopped too.
                 if late:
                     child.kill()
                 else:
                     child.stop()
             time.sleep(POLL_S)
-        for stage, child in sorted(self._running.items()):
+        for stage in sorted(names):
+            child = self._running.pop(stage)
             output = child.output()
             if child.poll() == 0 or recorded(output, stage):  # DVC (or its group) recorded it
                 self._finished(stage, child, output, result)
@@ -264,7 +283,6 @@ class FanOut:
             result.stopped.append(stage)
             if touched_outputs(output, stage):
                 self._to_restore.append(stage)
-        self._running.clear()
         self._say("stopped; rerun the same command to continue from the checkpoints")
 
     def _restore(self) -> None:

@@ -16,7 +16,10 @@ costs (:mod:`~attnlab.fanout.forecast`):
 - any other stage is a unit of its own.
 
 At the limit the running stages are stopped as Ctrl-C stops them
-(:class:`~attnlab.fanout.launcher.FanOut`): checkpoints kept, outputs restored.
+(:class:`~attnlab.fanout.launcher.FanOut`): checkpoints kept, outputs restored. Only the
+stages *owed* to a finished training (its evaluation) still run, past the limit by their
+few predicted seconds: the model stays on this machine, and a continuation elsewhere
+would find it recorded and absent.
 """
 
 import re
@@ -74,23 +77,26 @@ class TimeLimit:
     """Which stages may still start before a deadline, from each stage's predicted cost.
 
     Attributes:
-        seconds: The limit, from the fan-out's start.
+        seconds: The limit, from ``began``.
         forecast: Each planned stage's predicted seconds on this machine.
         plan: The plan being run (for the units: a training and its readers).
         trials: Sweep stage -> its trials (it advances one trial at a time).
+        began: When the slice began (``time.monotonic``; the inputs' rebuild counts too).
     """
 
     seconds: float
     forecast: Forecast
     plan: StagePlan
     trials: Mapping[str, int] = field(default_factory=dict)
-    _began: float = field(default_factory=time.monotonic)
+    began: float = field(default_factory=time.monotonic)
     _admitted: set[str] = field(default_factory=set)  # started, or part of a started unit
+    _owed_to: dict[str, str] = field(default_factory=dict)  # companion -> its training
+    _finished: set[str] = field(default_factory=set)
 
     @property
     def left_s(self) -> float:
         """Seconds left before the limit."""
-        return self.seconds - (time.monotonic() - self._began)
+        return self.seconds - (time.monotonic() - self.began)
 
     @property
     def reached(self) -> bool:
@@ -107,8 +113,18 @@ class TimeLimit:
         return own + sum(self.forecast.seconds.get(c, 0.0) for c in _companions(self.plan, name))
 
     def fits(self, name: str) -> bool:
-        """Whether ``name`` (with the rest of its unit) fits in what is left."""
+        """Whether ``name`` may start: it (with its unit) fits, or it is :meth:`owed`."""
+        if self.reached:
+            return self.owed(name)
         return name in self._admitted or self.cost(name) <= self.left_s
+
+    def note_finished(self, name: str) -> None:
+        """Note that ``name`` finished (its companions are owed from now on)."""
+        self._finished.add(name)
+
+    def owed(self, name: str) -> bool:
+        """Whether ``name`` completes a unit whose training finished: it runs past the limit."""
+        return self._owed_to.get(name) in self._finished
 
     def admit(self, stages: Iterable[str]) -> tuple[str, ...]:
         """The longest prefix of one launch unit (one process) that fits; recorded as started.
@@ -125,7 +141,9 @@ class TimeLimit:
             kept.append(name)
         for name in kept:
             self._admitted.add(name)
-            self._admitted.update(_companions(self.plan, name))
+            for companion in _companions(self.plan, name):
+                self._admitted.add(companion)
+                self._owed_to[companion] = name
         return tuple(kept)
 
     def left_line(self, done: Iterable[str]) -> str:
