@@ -91,11 +91,11 @@ def test_stale_stages_are_told_by_experiment_with_dvcs_reasons():
         TRAIN2: reasons(code + [{"changed outs": {"data/models/y": "not in cache"}}]),
         SWEEP: reasons(params),
         EVAL: reasons([]),
-        "cost": reasons([{"changed deps": {"pipeline/cost.py": "new"}}, "changed command"]),
+        "cost": reasons([{"changed deps": {"pipeline/cost.py": "modified"}}, "changed command"]),
     }
     assert summary_lines(by_stage) == [
         "  train: 2 stages (code changed: src/attnlab/training)",
         "  sweep@dk: 1 stage (params changed: variants.mlp)",
         "  evaluate: 1 stage (after the stages it reads)",
-        "  cost: 1 stage (changed command; not recorded yet)",
+        "  cost: 1 stage (changed command; code changed: pipeline/cost.py)",
     ]

@@ -4,7 +4,7 @@ Serves ``attnlab repro``'s first command on a clone of the record: before it ask
 hours, it says what is stale and why, in a few lines (``train: 186 stages (code changed:
 src/attnlab/training, ...)``) rather than three hundred stage names. The reasons are
 DVC's own (``Stage.status``, what ``dvc status`` prints): a changed code or data
-dependency, changed params, a changed command, no record yet. As in ``dvc repro
+dependency, changed params, a changed command; or no entry in ``dvc.lock`` yet. As in ``dvc repro
 --allow-missing``, data merely absent here (models not in the cache) is no reason; a stage
 with no reason of its own runs because a stage it reads runs.
 """
@@ -19,6 +19,7 @@ from attnlab.fanout.plan import StagePlan
 CODE = ("src/", "pipeline/")  # a dependency under these is code
 ABSENT = ("not in cache", "deleted")  # what allow_missing does not count
 SHOWN = 4  # paths or keys named per reason before "+N more"
+NEVER_RUN = "not recorded yet"
 
 
 def reasons(status: list) -> dict[str, set[str]]:
@@ -36,8 +37,6 @@ def reasons(status: list) -> dict[str, set[str]]:
                     continue
                 elif what == "changed outs":
                     found["outputs changed"].add(path)
-                elif state == "new" and what == "changed deps":
-                    found["not recorded yet"].add("")
                 elif path.startswith(CODE):
                     found["code changed"].add(path)
                 else:
@@ -83,7 +82,11 @@ def stale_summary(root: Path, plan: StagePlan) -> list[str]:
         found = {}
         for name in plan.order:
             stage = graph.stage(name)
-            found[name] = reasons(stage.status()) if stage is not None else {}
+            if stage is None or not any(out.hash_info for out in stage.outs):
+                found[name] = {NEVER_RUN: {""}}  # no lock entry: nothing to compare with
+                continue
+            # DVC's status is {addressing: [entries]}, and {} when the stage is current.
+            found[name] = reasons(next(iter(stage.status().values()), []))
         return found
 
     return summary_lines(read_graph(root, ask))
