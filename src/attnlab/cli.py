@@ -8,8 +8,9 @@ an attnlab checkout (or below it).
 Only the module of the stage being invoked is imported: a stage imports torch, Lightning,
 Optuna or matplotlib (seconds each), so ``attnlab --help`` lists the others by the first
 line of their ``main`` docstring, read from the module's source without running it.
-``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) is the one command that is not a
-stage.
+``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) and ``attnlab merge-record`` (what
+another machine's fan-out recorded, into this checkout) are the commands that are not
+stages.
 """
 
 import ast
@@ -182,6 +183,27 @@ def repro_command(
         sys.exit(1)
 
 
+def merge_record_command(
+    tarball: Annotated[Path, typer.Argument(help="A gpu_story.tar.gz (or the same layout).")],
+) -> None:
+    """Take into this checkout the stages another machine recorded, where they are current.
+
+    For a tarball of `benchmarks/gpu_story.py`: each stage it recorded comes into
+    `dvc.lock` with the files git keeps for it (metrics, curves, sweep reports and
+    journals), and stays only if DVC counts it current here (`dvc repro --allow-missing`'s
+    test: the same code, params and inputs). Then commit: `git add dvc.lock reports
+    data/sweeps`.
+    """
+    from attnlab.fanout.exclusive import only_fan_out
+    from attnlab.fanout.merge_record import merge_record
+
+    root = find_project_root(Path.cwd())
+    with only_fan_out(root):  # no fan-out writes dvc.lock meanwhile
+        merged = merge_record(root, tarball.resolve())
+    for line in merged.lines():
+        print(line)
+
+
 def _ask() -> bool:
     """Yes at a prompt on a terminal; no answer (no terminal) is no."""
     if not sys.stdin.isatty():
@@ -224,6 +246,7 @@ def build_app(load: Collection[str] | None = None) -> typer.Typer:
         help="Run the attnlab pipeline (`repro`, several stages at once) or one stage by hand.",
     )
     app.command("repro")(repro_command)
+    app.command("merge-record")(merge_record_command)
     for name, module_name in STAGES.items():
         if load is not None and name not in load:
             app.command(name, help=_summary(module_name))(_not_loaded)
