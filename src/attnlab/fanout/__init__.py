@@ -156,7 +156,7 @@ def repro(
     line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
     if line:
         print(line, file=out)
-    if experiment is not None and result.ok:
+    if experiment is not None and result.ok and not (result.left or result.stopped):
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
