@@ -21,7 +21,7 @@ from attnlab.report.stale import run_of
 from attnlab.verdicts import STALE, Verdict
 
 CONTINUE = "attnlab repro --time-limit 2h"  # advances the record by what fits; rerun it
-RETRAIN = "attnlab repro --retrain"  # everything at once
+AT_ONCE = "attnlab repro --yes"  # every stale stage now
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class RecordState:
         stale_claims: The claims whose verdict is *stale*.
         reasons: Why records were left out: (reason, how many records), most first.
         continue_command: The command that advances the record.
-        retrain_command: The command that reruns all of it at once.
+        at_once_command: The command that runs every stale stage now.
     """
 
     code: str
@@ -44,7 +44,7 @@ class RecordState:
     stale_claims: int
     reasons: list[tuple[str, int]]
     continue_command: str = CONTINUE
-    retrain_command: str = RETRAIN
+    at_once_command: str = AT_ONCE
 
     @property
     def is_current(self) -> bool:
