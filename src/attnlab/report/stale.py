@@ -6,7 +6,9 @@ ones) would move the mean and every verdict that reads it, silently. A run is on
 under one seed: its ``train.json`` and ``eval.json`` must state the configuration the
 current params give it (:mod:`attnlab.config.fingerprint`), and its seed must be one of
 params ``seeds``. A run that does not is dropped whole (its metrics and its curves), and
-the report names it with the reason, so its rows read the matching runs only.
+the report names it with the reason, so its rows read the matching runs only. A run
+record (``<name>/train.json``, ``<name>/eval.json``) of a variant the params no longer list
+cannot be checked against anything: it is left out the same way, named.
 """
 
 from __future__ import annotations
@@ -46,14 +48,15 @@ def drop_stale_runs(
     Args:
         metrics: The metrics found, by source and seed (changed in place).
         curves: The curves found, by owner and seed (changed in place).
-        configurations: Per variant, per seed, the configuration its run must state; a
-            variant not in it (a fabricated record, the probes) is not judged.
+        configurations: Per variant, per seed, the configuration its run must state.
+            Empty: nothing is judged (a fabricated record). Otherwise a run record of a
+            variant not in it is left out, as no params describe it.
 
     Returns:
         One line per run left out: ``ladder-mlp seed 1337: train.json steps 15, params
         give 3000``.
     """
-    stale = []
+    stale = _drop_unknown_variants(metrics, curves, configurations) if configurations else []
     for variant, expected in configurations.items():
         seeds = {seed for found in (metrics, curves) for seed in _seeds(variant, found)}
         for seed in sorted(seeds):
@@ -66,6 +69,37 @@ def drop_stale_runs(
                 _drop(metrics, variant, seed)
                 _drop(curves, variant, seed)
     return stale
+
+
+def _drop_unknown_variants(
+    metrics: dict[str, dict[Seed, dict]],
+    curves: dict[str, dict[Seed, dict]],
+    configurations: Configurations,
+) -> list[str]:
+    """Remove every run record of a variant not in ``configurations``, with its curves.
+
+    A run record's source is ``<variant>/train`` or ``<variant>/eval``; a source nested
+    deeper (``sweep-check/dk/train``, ``winograd/train/...``) is another stage's.
+    """
+    unknown = {
+        variant
+        for source in metrics
+        for variant, _, kind in [source.partition("/")]
+        if kind in (TRAIN, EVAL) and variant not in configurations
+    }
+    stale = []
+    for variant in sorted(unknown):
+        seeds = sorted(_seeds(variant, metrics) | _seeds(variant, curves))
+        runs = [f"{variant} seed {seed}" for seed in seeds] or [variant]  # or unseeded files
+        stale += [f"{run}: no variant {variant} in params variants" for run in runs]
+        _drop_all(metrics, variant)
+        _drop_all(curves, variant)
+    return stale
+
+
+def _drop_all(found: dict[str, dict[Seed, dict]], variant: str) -> None:
+    for source in _of(variant, found):
+        del found[source]
 
 
 def _seeds(variant: str, found: Mapping[str, dict[Seed, object]]) -> set[int]:
