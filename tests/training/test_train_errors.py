@@ -9,6 +9,7 @@ from train_helpers import shrunk_params
 
 from attnlab.data.bpe import load_tokenizer
 from attnlab.errors import AttnlabError
+from attnlab.runs.manifest import write_listed
 
 VARIANT = "ladder-mlp"
 
@@ -49,8 +50,8 @@ def test_a_corrupt_token_file_is_named(stage_project):
 
 
 def test_a_garbage_tokenizer_is_named(tmp_path):
+    write_listed(tmp_path, {"tokenizer.json": b"{ not json"})  # listed: its hash holds
     path = tmp_path / "tokenizer.json"
-    path.write_text("{ not json", encoding="utf-8")
     with pytest.raises(AttnlabError, match=f"{path}: not a readable tokenizer"):
         load_tokenizer(path)
 

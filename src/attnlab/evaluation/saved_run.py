@@ -102,7 +102,7 @@ def evaluate_trained(
         lengths=tuple(evaluate.lengths),
         stats_windows=evaluate.stats_windows,
         train_batch_size=trained.variant.train.batch_size,
-        token_bytes=token_byte_lengths(tokenizer),
+        token_bytes=token_byte_lengths(tokenizer, tokens / "val.parquet"),
     )
     extra = measurements_of((*experiments_of(variant), *experiments))
     began = time.perf_counter()
