@@ -50,7 +50,7 @@ def listed_hashes(folder: Path, remedy: str) -> dict[str, str]:
 
 
 def read_listed(
-    path: Path, sha256: str | None, manifest: Path, remedy: str = "retrain the run"
+    path: Path, sha256: str | None, manifest: Path, remedy: str = "retrain the run to restore it"
 ) -> bytes:
     """The bytes of ``path``, once their SHA-256 is the one ``manifest`` lists for it.
 
@@ -58,7 +58,7 @@ def read_listed(
         path: The file to read.
         sha256: Its SHA-256 as the manifest lists it; None when it lists none.
         manifest: The manifest, named in the errors.
-        remedy: What restores the file (``retrain the run``), said in the errors.
+        remedy: What restores the file, said in the errors.
 
     Raises:
         AttnlabError: the file is missing or unlisted, or its bytes differ (naming it).
@@ -70,7 +70,5 @@ def read_listed(
     except OSError:
         raise AttnlabError(f"{path}: missing (listed in {manifest}); {remedy}") from None
     if sha256_of(data) != sha256:
-        raise AttnlabError(
-            f"{path}: its SHA-256 differs from the one in {manifest}; {remedy} to restore it"
-        )
+        raise AttnlabError(f"{path}: its SHA-256 differs from the one in {manifest}; {remedy}")
     return data
