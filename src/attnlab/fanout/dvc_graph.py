@@ -95,22 +95,27 @@ class DvcGraph:
 
         DVC's own test before it runs a stage (``Stage.changed``, given the stage's upstream
         stages, which tell a producer's new output from one merely absent here): it stops
-        at the first change, where ``dvc status`` checks every dependency and output. With
-        ``allow_missing``, DVC counts an output whose recorded hash is not in the cache as
-        absent data even when the workspace holds it with another hash; such a stage is
-        stale here: its lock entry no longer describes what its consumers would read.
+        at the first change, where ``dvc status`` checks every dependency and output.
         """
         return [
             stage.addressing
             for stage in stages
             if stage.changed(allow_missing, upstream=list(self.graph.successors(stage)))
-            or (allow_missing and any(_differs_from_lock(out) for out in stage.outs))
         ]
 
+    def out_of_lock(self, stages: Iterable[Stage]) -> list[str]:
+        """The names of ``stages`` with an output here whose hash is not its lock entry's.
 
-def _differs_from_lock(out: Any) -> bool:
-    """Whether ``out`` is in the workspace with another hash than its lock entry's."""
-    return bool(out.hash_info) and out.exists and out.changed_checksum()
+        ``dvc repro --allow-missing`` reads an output whose recorded hash is not in the
+        cache as absent data, even when the workspace holds it with another hash (a model
+        edited or swapped under its entry): such a stage's entry no longer describes what
+        its consumers read, so it is stale, not current.
+        """
+        return [
+            stage.addressing
+            for stage in stages
+            if any(out.hash_info and out.exists and out.changed_checksum() for out in stage.outs)
+        ]
 
 
 def read_graph(
