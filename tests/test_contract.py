@@ -17,8 +17,15 @@ from attnlab.config.files import read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 # Modules every stage uses for plumbing: they change no result, so no stage lists them.
-# (attnlab.paths names the files dvc.yaml declares, which tests/test_paths.py checks.)
-PLUMBING = {"attnlab.config", "attnlab.errors", "attnlab.paths", "attnlab.stages.command"}
+# (attnlab.paths names the files dvc.yaml declares, which tests/test_paths.py checks;
+# attnlab.files writes them all-or-nothing, for attnlab.paths and the report alike.)
+PLUMBING = {
+    "attnlab.config",
+    "attnlab.errors",
+    "attnlab.files",
+    "attnlab.paths",
+    "attnlab.stages.command",
+}
 
 
 @cache

@@ -43,7 +43,7 @@ def _expected(base: str, args: dict[str, str], maps_variant: str) -> tuple[set[P
     tasks = {paths.winograd_task("leaky"), paths.winograd_task("closed")}
     table = {
         "download": ({paths.RAW_CORPUS}, set()),
-        "bpe": ({paths.TOKENIZER}, {paths.RAW_CORPUS}),
+        "bpe": ({paths.TOKENIZER, paths.TOKENIZER_MANIFEST}, {paths.RAW_CORPUS}),
         "tokenize": ({paths.TOKENS, paths.CORPUS_METRICS}, {paths.RAW_CORPUS, paths.TOKENIZER}),
         "probes": (
             {

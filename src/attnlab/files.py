@@ -8,11 +8,15 @@ mix; a failed write leaves the old file and no debris. Serialising first (``torc
 into memory) also means a full disk surfaces as Python's ``OSError`` naming the file,
 not as torch's "unexpected pos" from inside its zip writer. The file gets the mode any
 new file gets (0644 under the usual umask 022), not ``mkstemp``'s private 0600.
+Outputs that are read as one set (the report's pages and its summary folder) go through
+:func:`write_together`: all written first, then all renamed into place.
 """
 
 import errno
 import os
 import secrets
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from attnlab.errors import AttnlabError
@@ -30,6 +34,58 @@ def write_atomically(path: Path, data: bytes) -> None:
             and, for ``ENOSPC``, says the disk is full.
     """
     path = Path(path)
+    tmp = _staged_file(path, data)
+    try:
+        os.replace(tmp, path)  # atomic on POSIX: readers see the old file or the new
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise _write_error(path, err) from None
+    _fsync_directory(path.parent)
+
+
+def write_together(
+    files: Mapping[Path, bytes], folders: Mapping[Path, Mapping[str, bytes]]
+) -> None:
+    """Replace every file of ``files`` and every folder of ``folders``, as one set.
+
+    Everything is written first, each file to a temporary beside its target and each
+    folder's files into a new folder beside it, where a full disk or a kill leaves the old
+    set as it was (and no debris, but for a kill); then the new ones are renamed over the
+    old in one pass of renames, with nothing left to write. A folder's old files go, so a
+    file no longer written does not linger.
+
+    Args:
+        files: Each file's path and its new bytes.
+        folders: Each folder's path and, by name, the files it is to hold (and no other).
+
+    Raises:
+        WriteError: a file or folder cannot be written (naming it); nothing was replaced.
+    """
+    staged: dict[Path, Path] = {}
+    try:
+        for folder, contents in folders.items():
+            staged[Path(folder)] = _staged_folder(Path(folder), contents)
+        for path, data in files.items():
+            staged[Path(path)] = _staged_file(Path(path), data)
+    except BaseException:
+        for temporary in staged.values():
+            _remove(temporary)
+        raise
+    replaced = []
+    for target, temporary in staged.items():
+        if temporary.is_dir() and target.is_dir():
+            old = target.with_name(f".{target.name}.{secrets.token_hex(4)}.old")
+            target.rename(old)
+            replaced.append(old)
+        os.replace(temporary, target)
+    for old in replaced:
+        shutil.rmtree(old)
+    for parent in {target.parent for target in staged}:
+        _fsync_directory(parent)
+
+
+def _staged_file(path: Path, data: bytes) -> Path:
+    """``data`` written and synced to a new temporary beside ``path``; its path."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:  # a file where the folder goes, a read-only parent
@@ -43,14 +99,35 @@ def write_atomically(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)  # atomic on POSIX: readers see the old file or the new
-    except OSError as err:
+    except BaseException as err:
         tmp.unlink(missing_ok=True)
-        raise _write_error(path, err) from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _write_error(path, err) from None
         raise
-    _fsync_directory(path.parent)
+    return tmp
+
+
+def _staged_folder(folder: Path, contents: Mapping[str, bytes]) -> Path:
+    """A new folder beside ``folder`` holding ``contents``; its path."""
+    staging = folder.with_name(f".{folder.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        staging.mkdir(parents=True)
+    except OSError as err:
+        raise _write_error(folder, err) from None
+    try:
+        for name, data in contents.items():
+            os.replace(_staged_file(staging / name, data), staging / name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def create_temporary(path: Path, suffix: str) -> tuple[int, Path]:

@@ -26,6 +26,7 @@ REPORTS = Path("reports")
 # P0's data: the corpus, its tokenizer and its two token splits.
 RAW_CORPUS = DATA / "raw" / "input.txt"
 TOKENIZER = DATA / "tokenizer" / "tokenizer.json"
+TOKENIZER_MANIFEST = TOKENIZER.with_name("manifest.json")  # its SHA-256 (attnlab.runs.manifest)
 TOKENS = DATA / "tokens"
 TRAIN_TOKENS = TOKENS / "train.parquet"
 VAL_TOKENS = TOKENS / "val.parquet"

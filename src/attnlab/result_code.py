@@ -75,7 +75,7 @@ STAGES: dict[str, tuple[str, ...]] = {
 # An extra-seeds stage (``train-extra``...) runs its family's command and states its
 # family's name. The download and bpe stages write no record the report reads.
 RECORDED: dict[str, tuple[str, ...]] = {
-    "tokenize": ("stages/tokenize.py", "data"),
+    "tokenize": ("stages/tokenize.py", "data", "runs/manifest.py"),
     "probes": ("stages/probes.py", "probes", "models", "architecture.py"),
     "cost": ("stages/cost.py", "probes"),
     "train": ("stages/train.py", *STAGES["train"]),
@@ -84,6 +84,7 @@ RECORDED: dict[str, tuple[str, ...]] = {
         "evaluation",
         "metrics",
         "runs/model_folder.py",
+        "runs/manifest.py",
         "runs/along_weights.py",
         "catalogue",
         "models",
@@ -109,6 +110,7 @@ RECORDED: dict[str, tuple[str, ...]] = {
         "catalogue",
         "winograd",
         "runs/model_folder.py",
+        "runs/manifest.py",
         "models",
         "architecture.py",
     ),
@@ -117,6 +119,7 @@ RECORDED: dict[str, tuple[str, ...]] = {
         "catalogue",
         "winograd",
         "runs/model_folder.py",
+        "runs/manifest.py",
         "models",
         "architecture.py",
     ),

@@ -1,6 +1,7 @@
 """Byte-level BPE and the token Parquet files (stages bpe and tokenize)."""
 
 import hashlib
+import json
 import random
 
 import numpy as np
@@ -11,6 +12,7 @@ import torch
 
 from attnlab.data.bpe import BYTE_TOKENS, load_tokenizer, save_tokenizer, train_bpe
 from attnlab.data.tokens import (
+    TokenSplit,
     encode_corpus,
     read_metadata,
     read_tokens,
@@ -18,7 +20,8 @@ from attnlab.data.tokens import (
     write_split,
 )
 from attnlab.errors import AttnlabError
-from attnlab.metrics.bpb import token_byte_lengths
+from attnlab.metrics.bpb import scored_bytes, token_byte_lengths
+from attnlab.runs.manifest import sha256_of, write_listed
 
 # A tiny in-file corpus keeps these tests hermetic and fast (nanochat's habit).
 TINY = (
@@ -60,18 +63,27 @@ def test_encode_decode_round_trips_any_text(tokenizer, text):
 
 
 def test_training_is_deterministic_byte_for_byte(tmp_path):
-    first = save_tokenizer(train_bpe(TINY, 300), tmp_path / "a.json")
-    second = save_tokenizer(train_bpe(TINY, 300), tmp_path / "b.json")
+    a, b = tmp_path / "a" / "tokenizer.json", tmp_path / "b" / "tokenizer.json"
+    first = save_tokenizer(train_bpe(TINY, 300), a)
+    second = save_tokenizer(train_bpe(TINY, 300), b)
     assert first == second
-    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
-    assert load_tokenizer(tmp_path / "a.json").encode(TINY).ids == train_bpe(TINY, 300).encode(
-        TINY
-    ).ids
+    assert a.read_bytes() == b.read_bytes()
+    assert load_tokenizer(a).encode(TINY).ids == train_bpe(TINY, 300).encode(TINY).ids
+
+
+def _listed_with_tokens(folder, payload: bytes):
+    """``folder/tokenizer.json`` holding ``payload``, listed in its manifest, and token
+    files written by it: what a tokenizer that passes every hash check leaves."""
+    write_listed(folder, {"tokenizer.json": payload})
+    tokens = folder / "val.parquet"
+    write_split(TokenSplit("val", np.arange(10, dtype=np.uint16)), tokens, sha256_of(payload))
+    return folder / "tokenizer.json", tokens
 
 
 def test_no_flipped_bit_of_tokenizer_json_ends_in_a_traceback(tokenizer, tmp_path):
     # Before, 22 of 400 flips of the real tokenizer still parsed with a hole in its ids,
-    # and the bits-per-byte count ended in a TypeError on the null token.
+    # and the bits-per-byte count ended in a TypeError on the null token. Each flip here
+    # is listed in the manifest, as if written so: the checks behind the hash.
     good = tokenizer.to_str(pretty=False).encode("utf-8")
     path = tmp_path / "tokenizer.json"
     rng = random.Random(0)
@@ -79,9 +91,9 @@ def test_no_flipped_bit_of_tokenizer_json_ends_in_a_traceback(tokenizer, tmp_pat
     for _ in range(400):
         corrupt = bytearray(good)
         corrupt[rng.randrange(len(good))] ^= 1 << rng.randrange(8)
-        path.write_bytes(bytes(corrupt))
+        path, tokens = _listed_with_tokens(tmp_path, bytes(corrupt))
         try:
-            lengths = token_byte_lengths(path)  # any other exception fails the test
+            lengths = token_byte_lengths(path, tokens)  # any other exception fails the test
         except AttnlabError as err:
             assert str(err).startswith(f"{path}: not a ")
             refused += 1
@@ -91,10 +103,47 @@ def test_no_flipped_bit_of_tokenizer_json_ends_in_a_traceback(tokenizer, tmp_pat
 
 
 def test_a_token_id_listed_twice_is_refused_naming_the_file(tokenizer, tmp_path):
-    path = tmp_path / "tokenizer.json"
-    path.write_text(tokenizer.to_str().replace('"!":0,', '"!":1,', 1), encoding="utf-8")
+    duplicated = tokenizer.to_str().replace('"!":0,', '"!":1,', 1).encode("utf-8")
+    path, _ = _listed_with_tokens(tmp_path, duplicated)
     with pytest.raises(AttnlabError, match=f"{path}: not a byte-level BPE .*not numbered"):
         load_tokenizer(path)
+
+
+def test_an_edited_merge_that_still_loads_is_refused_by_the_manifest(tokenizer, tmp_path):
+    # The issue's case: one flipped bit of a merge (["Ġs","e"] -> ["Ġs","a"]) still
+    # loaded, and `attnlab tokenize` wrote 460,425 tokens (not 459,792) with exit 0. Here
+    # the first merge is gone: a tokenizer still, encoding otherwise.
+    from tokenizers import Tokenizer
+
+    path = tmp_path / "tokenizer.json"
+    save_tokenizer(tokenizer, path)
+    edited = json.loads(path.read_text(encoding="utf-8"))
+    edited["model"]["merges"].pop(0)
+    path.write_text(json.dumps(edited, separators=(",", ":")), encoding="utf-8")
+    silent = Tokenizer.from_file(str(path))
+    assert silent.encode(TINY).ids != tokenizer.encode(TINY).ids
+    with pytest.raises(AttnlabError) as refused:
+        load_tokenizer(path)
+    manifest = tmp_path / "manifest.json"
+    assert str(refused.value).startswith(f"{path}: its SHA-256 differs from the one in {manifest}")
+
+
+def test_another_whole_tokenizer_is_refused_for_the_tokens_of_this_one(tokenizer, tmp_path):
+    # The issue's cases: a valid tokenizer of other merges copied over the real one (its
+    # val/bpb read 4.0397, not 3.9783, with exit 0), and one of a smaller vocabulary (a raw
+    # IndexError counting the bytes of token ids past its last).
+    tokens = tmp_path / "val.parquet"
+    ids = np.arange(280, 300, dtype=np.uint16)  # ids only the 300-token vocabulary holds
+    write_split(TokenSplit("val", ids), tokens, save_tokenizer(tokenizer, tmp_path / "a.json"))
+    assert scored_bytes(read_tokens(tokens), token_byte_lengths(tmp_path / "a.json", tokens)) > 0
+    for size in (300, 270):  # other merges of the same size, and a smaller vocabulary
+        other = tmp_path / f"other-{size}" / "tokenizer.json"
+        digest = save_tokenizer(train_bpe(TINY.swapcase(), size), other)
+        with pytest.raises(AttnlabError) as refused:
+            token_byte_lengths(other, tokens)
+        assert str(refused.value).startswith(
+            f"{other}: not the tokenizer that wrote {tokens} (SHA-256 {digest}"
+        )
 
 
 def test_merges_compress_the_training_text(tokenizer):

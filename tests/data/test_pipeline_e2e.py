@@ -76,6 +76,26 @@ def test_a_corrupt_corpus_is_refused_by_bpe_and_tokenize_run_alone(tokenized_pro
     assert not any((root / "data/tokens").glob("*")) and (root / "dvc.lock").read_bytes() == lock
 
 
+def test_a_flipped_merge_of_the_tokenizer_is_refused_by_tokenize(tokenized_project):
+    # The case: one flipped bit in a merge (["Ġs","e"] -> ["Ġs","a"]) still parsed,
+    # and tokenize wrote 460,425 tokens with exit 0, not the bpe stage's 459,792.
+    root = tokenized_project.root
+    path = root / "data/tokenizer/tokenizer.json"
+    text = path.read_text(encoding="utf-8")
+    assert '["Ġs","e"]' in text
+    path.unlink()  # not through a link DVC's cache may share
+    path.write_text(text.replace('["Ġs","e"]', '["Ġs","a"]', 1), encoding="utf-8")
+    failed = tokenized_project.dvc("repro", "-s", "tokenize", check=False)
+    message = failed.stdout + failed.stderr
+    assert failed.returncode != 0, message
+    assert (
+        "error: data/tokenizer/tokenizer.json: its SHA-256 differs from the one in "
+        "data/tokenizer/manifest.json"
+    ) in message
+    assert "Traceback" not in message
+    assert not any((root / "data/tokens").glob("*"))  # no token file of the wrong merges
+
+
 def _limit_file_size() -> None:
     # A file cannot grow past 100 kB: a write beyond fails (EFBIG) as on a full disk.
     resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))

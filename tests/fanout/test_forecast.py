@@ -1,6 +1,7 @@
 """The fan-out's forecast from a record's costs, and its closing W&B line."""
 
 import json
+import shlex
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -74,3 +75,23 @@ def test_the_closing_line_counts_every_offline_run_the_logs_name_once(tmp_path):
         "wandb sync /runs/wandb/offline-run-1 /runs/wandb/offline-run-2"
     )
     assert sync_line([]) is None
+
+
+def test_the_upload_commands_quote_a_run_root_that_holds_a_space(tmp_path):
+    # Before, `wandb sync` was printed with the folders unquoted: pasted into a shell, a
+    # run root "my runs" uploaded "my" and "runs/...", neither of them a run.
+    wandb_dir = tmp_path / "my runs" / "wandb"
+    segments = [wandb_dir / f"offline-run-2026010{i}_000000-x" for i in (1, 2)]
+    for segment in segments:  # one run trained in two processes (a resume): two segments
+        segment.mkdir(parents=True)
+    run = SimpleNamespace(
+        id="x", url=None, settings=SimpleNamespace(mode="offline", sync_dir=str(segments[1]))
+    )
+    log = tmp_path / "train.log"
+    log.write_text(f"{run_location(run)}\n")
+    own = log.read_text().split("upload it with: ", 1)[1]
+    assert shlex.split(own) == ["wandb", "sync", *map(str, segments)]
+    folders = offline_runs([log])
+    assert folders == [str(s) for s in segments]
+    fan_out = sync_line(folders).split("upload them all with: ", 1)[1]
+    assert shlex.split(fan_out) == ["wandb", "sync", *map(str, segments)]

@@ -5,6 +5,7 @@ import shutil
 from contextlib import nullcontext
 from pathlib import Path
 
+import yaml
 from dvc.dvcfile import Lockfile
 from dvc.repo import Repo
 
@@ -91,3 +92,35 @@ def test_dvc_s_own_commits_write_the_same_file_with_entries_written_in_place(
     assert locks[0] == locks[1]
     assert "count@gamma-1:" in locks[1]
     assert Lockfile.dump_stages.__module__.startswith("dvc.")  # put back on the way out
+
+
+def _cut_mid_scalar(lock: Path) -> str:
+    """``lock`` cut inside its last path, as a full disk leaves it: still valid YAML."""
+    text = lock.read_text()
+    cut = text[: text.rindex("path: ") + len("path: ") + 3]
+    lock.write_text(cut)
+    yaml.safe_load(cut)  # parses: only the cut's position tells
+    return cut
+
+
+def test_a_lock_cut_short_is_rewritten_whole_as_dvc_does_never_glued_onto(
+    tiny_dvc_project: Path, tmp_path: Path
+):
+    # The issue's case: a stage recorded into a dvc.lock cut mid-scalar reported success
+    # and left a lock that no longer parsed, staged for git.
+    locks = []
+    for writer in ("dvc", "ours"):
+        root = tmp_path / writer
+        shutil.copytree(tiny_dvc_project, root)
+        _cut_mid_scalar(root / "dvc.lock")
+        (root / "out" / "gamma-1.txt").write_text("gamma again")
+        with locked_repo(root) as repo:
+            (stage,) = repo.stage.collect("count@gamma-1")
+            stage.save()
+            if writer == "dvc":
+                stage.dvcfile.dump_stages([stage], update_pipeline=False)
+            else:
+                write_lock_entries(repo, [stage])
+        locks.append((root / "dvc.lock").read_text())
+    assert locks[1] == locks[0]
+    assert "count@gamma-1" in yaml.safe_load(locks[1])["stages"]

@@ -6,7 +6,10 @@ the DVC calls it stands for (``Repo.stage.collect``, ``Repo.status``), on a real
 """
 
 import contextlib
+import shutil
+from pathlib import Path
 
+import yaml
 from dvc.repo import Repo
 from dvc.utils import serialize
 
@@ -89,3 +92,22 @@ def test_stage_files_parse_once_per_text_and_each_reader_gets_its_own_copy(dvc_p
         strictyaml.parse_yaml = parse
     assert second == third == parse(lock.read_text(), str(lock)) != first
     assert len(calls) == 2  # once per text: the edit is read again
+
+
+def test_an_output_here_whose_hash_is_not_its_lock_entry_s_is_stale_not_absent(
+    tiny_dvc_project: Path, tmp_path: Path
+):
+    # The issue's case: a model's md5 edited in dvc.lock; DVC's --allow-missing read the
+    # output as "not in cache", absent data, and the plan said nothing was stale while
+    # the workspace held a model of another hash.
+    root = tmp_path / "edited"
+    shutil.copytree(tiny_dvc_project, root)
+    lock = root / "dvc.lock"
+    recorded = yaml.safe_load(lock.read_text())["stages"]["count@alpha-1"]["outs"][0]["md5"]
+    lock.write_text(lock.read_text().replace(recorded, "abcdef0123456789" * 2))
+    plan = read_plan(root, ["count@alpha-1"], allow_missing=True)
+    assert plan.order == ("count@alpha-1",)
+    assert plan.out_of_lock == {"count@alpha-1"}  # run as plain `dvc repro`: DVC reruns it
+    # The same entry with its output absent (a fresh clone) is missing data, as in DVC.
+    (root / "out" / "alpha-1.txt").unlink()
+    assert read_plan(root, ["count@alpha-1"], allow_missing=True).order == ()

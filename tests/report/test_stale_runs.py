@@ -92,3 +92,20 @@ def test_a_seed_params_no_longer_list_is_stale_and_a_record_without_fingerprint_
     # state the params' steps and seeds, so every other run is read.
     assert report.headline["ladder-mlp"]["n"] == len(SEEDS)
     assert report.headline["ladder-no-context"]["n"] == len(SEEDS)
+
+
+def test_the_runs_of_a_variant_params_no_longer_list_are_left_out_and_named(tmp_path):
+    # The issue's case: ladder-no-context deleted from params.yaml, its records left on
+    # disk; unchecked, they were averaged into a headline of a variant nothing describes.
+    reports = write_run(tmp_path / "reports", only={"E02"})
+    assert (reports / "metrics/ladder-no-context/seed-1/eval.json").is_file()
+    known = _inputs(reports)
+    deleted = {v: runs for v, runs in known.configurations.items() if v != "ladder-no-context"}
+    report = build_report(dataclasses.replace(known, configurations=deleted))
+    assert report.stale == [
+        f"ladder-no-context seed {s}: no variant ladder-no-context in params variants"
+        for s in SEEDS
+    ]
+    assert "ladder-no-context" not in report.headline
+    assert not any(source.startswith("ladder-no-context/") for source in report.summary)
+    assert report.headline["ladder-mlp"]["n"] == len(SEEDS)  # the listed variants still read

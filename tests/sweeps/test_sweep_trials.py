@@ -91,9 +91,10 @@ def test_complete_pruned_failed_make_three_finished_runs_and_the_study_goes_on(
     runs = tmp_path / "runs"
     # Trial 2's val/ppl curve cannot be written: training raises after its run started.
     (runs / "sweeps" / sweep.name / "trial-2" / "val_ppl.csv").mkdir(parents=True)
+    val = sweep_tokens / "val.parquet"
     objective = TrialObjective(
-        sweep, sweep_tokens / "train.parquet", read_tokens(sweep_tokens / "val.parquet"),
-        runs, tmp_path / "wandb", token_byte_lengths(sweep_tokens / "tokenizer.json"),
+        sweep, sweep_tokens / "train.parquet", read_tokens(val),
+        runs, tmp_path / "wandb", token_byte_lengths(sweep_tokens / "tokenizer.json", val),
     )  # fmt: skip
 
     tally = run_study(study, objective, target=3, max_failed=3, poll_s=1)

@@ -21,9 +21,9 @@ def train_tokens(tmp_path_factory, corpus_mirror) -> Path:
     tokenizer = train_bpe(text, 1024)
     tokens = encode_corpus(tokenizer, text)
     folder = tmp_path_factory.mktemp("tokens")
-    save_tokenizer(tokenizer, folder / "tokenizer.json")  # the stages' val/bpb reads it
+    digest = save_tokenizer(tokenizer, folder / "tokenizer.json")  # the stages' val/bpb reads it
     for split in split_stream(tokens, 0.1):
-        write_split(split, folder / f"{split.name}.parquet", "0" * 64)
+        write_split(split, folder / f"{split.name}.parquet", digest)
     return folder / "train.parquet"
 
 

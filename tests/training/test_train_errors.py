@@ -3,12 +3,23 @@
 Before, each of these was a raw traceback with exit 1.
 """
 
+import resource
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 import torch
 from train_helpers import shrunk_params
 
+from attnlab.config import parse_params
 from attnlab.data.bpe import load_tokenizer
 from attnlab.errors import AttnlabError
+from attnlab.runs.manifest import write_listed
+from attnlab.training import TrainJob
+from attnlab.training.capacity import memory_limits, needed_bytes
+
+MACHINE, CGROUP = "the machine's memory", "the cgroup's memory limit"
 
 VARIANT = "ladder-mlp"
 
@@ -49,8 +60,8 @@ def test_a_corrupt_token_file_is_named(stage_project):
 
 
 def test_a_garbage_tokenizer_is_named(tmp_path):
+    write_listed(tmp_path, {"tokenizer.json": b"{ not json"})  # listed: its hash holds
     path = tmp_path / "tokenizer.json"
-    path.write_text("{ not json", encoding="utf-8")
     with pytest.raises(AttnlabError, match=f"{path}: not a readable tokenizer"):
         load_tokenizer(path)
 
@@ -66,3 +77,56 @@ def test_a_run_too_big_for_memory_is_refused_before_allocating(stage_project, se
     # Before, torch's allocator failed with a traceback, or the machine began to swap.
     line = _one_error_line(stage_project("big", shrunk_params(**sections)).run(VARIANT))
     assert named in line and "GiB of memory is available" in line
+
+
+def _address_space(limit: int) -> Callable[[], None]:
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def test_a_run_too_big_for_the_process_s_address_space_is_refused_before_allocating(
+    stage_project,
+):
+    # The issue's case: under `ulimit -v`, a model the machine's memory could hold ended in
+    # torch's "DefaultCPUAllocator: can't allocate memory" traceback, exit 1. This one
+    # needs some 6.6 GB: within this machine's free memory, not within 6 GiB of address
+    # space, most of which Python and torch map as they load.
+    params = shrunk_params(model={"d_model": 200_000})
+    model = TrainJob.from_params(parse_params(params), "ladder-no-context").variant.model
+    assert 6 << 30 < needed_bytes(model, 8, training=True) < memory_limits()[MACHINE]
+    project = stage_project("limited", params)
+    done = subprocess.run(
+        project.command("ladder-no-context"),
+        cwd=project.root,
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=_address_space(6 << 30),
+    )
+    line = _one_error_line(done)
+    assert line.startswith("error: model.d_model 200000, model.n_layer 1, train.batch_size 8: ")
+    assert line.endswith(
+        "memory is available (under the address space (ulimit -v)); make the model or "
+        "the batch smaller"
+    )
+
+
+def test_a_cgroup_memory_limit_counts_as_the_memory_left_under_it(tmp_path):
+    # The files as the kernel lays them out, for this process's own cgroups (v2 and v1).
+    for entry in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = entry.split(":", 2)
+        v1 = "memory" in controllers.split(",")
+        if controllers and not v1:
+            continue
+        folder = tmp_path / ("memory" if v1 else "") / path.lstrip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        limit, usage = ("memory.limit_in_bytes", "memory.usage_in_bytes") if v1 else (
+            "memory.max", "memory.current")  # fmt: skip
+        (folder / limit).write_text(f"{3 << 30}\n")
+        (folder / usage).write_text(f"{1 << 30}\n")
+    assert memory_limits(tmp_path)[CGROUP] == 2 << 30
+    for unlimited in tmp_path.rglob("memory.max"):
+        unlimited.write_text("max\n")
+    for unlimited in tmp_path.rglob("memory.limit_in_bytes"):
+        unlimited.write_text("9223372036854771712\n")
+    assert CGROUP not in memory_limits(tmp_path)

@@ -68,7 +68,8 @@ class StageProject:
                 tokens.with_name(f"{split}.parquet"), root / "data/tokens" / f"{split}.parquet"
             )
         (root / "data" / "tokenizer").mkdir()
-        os.symlink(tokens.with_name("tokenizer.json"), root / "data/tokenizer/tokenizer.json")
+        for name in ("tokenizer.json", "manifest.json"):  # the tokenizer, with its SHA-256
+            os.symlink(tokens.with_name(name), root / "data/tokenizer" / name)
         write_params_mapping(root / "params.yaml", params)
         self.env = {
             **os.environ,

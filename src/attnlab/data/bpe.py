@@ -4,15 +4,15 @@ Built on HF ``tokenizers`` with GPT-2's pre-tokenization regex, so every byte st
 including bytes the training text never contained, encodes and decodes losslessly.
 """
 
-import hashlib
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from attnlab.errors import AttnlabError
-from attnlab.files import write_atomically
+from attnlab.runs.manifest import MANIFEST, listed_hashes, read_listed, sha256_of, write_listed
 
 BYTE_TOKENS = 256
+_REMEDY = "rerun `dvc repro bpe` or restore it with `dvc checkout`"
 
 
 def train_bpe(text: str, vocab_size: int) -> Tokenizer:
@@ -47,32 +47,40 @@ def train_bpe(text: str, vocab_size: int) -> Tokenizer:
 
 
 def save_tokenizer(tokenizer: Tokenizer, path: Path) -> str:
-    """Write ``tokenizer.json`` (compact, stable key order) and return its SHA-256.
+    """Write ``tokenizer.json`` (compact, stable key order) with its manifest; its SHA-256.
+
+    The folder's ``manifest.json`` (:mod:`attnlab.runs.manifest`) lists the file's
+    SHA-256, which :func:`load_tokenizer` checks: a flipped bit of a merge still parses,
+    and tokenizes the corpus into other tokens.
 
     Raises:
         WriteError: the file cannot be written (naming it); nothing half-written is left.
     """
+    path = Path(path)
     payload = tokenizer.to_str(pretty=False).encode("utf-8")
-    write_atomically(Path(path), payload)
-    return hashlib.sha256(payload).hexdigest()
+    write_listed(path.parent, {path.name: payload})
+    return sha256_of(payload)
 
 
 def load_tokenizer(path: Path) -> Tokenizer:
     """Read a tokenizer written by :func:`save_tokenizer`, and check it is a byte-level BPE.
 
+    Its bytes are checked against its folder's manifest before they are parsed.
+
     Raises:
-        AttnlabError: the file is missing, is not a tokenizer, or is not a byte-level BPE
-            (naming it).
+        AttnlabError: the file or its manifest is missing, its SHA-256 differs from the
+            manifest's, it is not a tokenizer, or not a byte-level BPE (naming it).
     """
+    path = Path(path)
+    sha256 = listed_hashes(path.parent, _REMEDY).get(path.name)
+    payload = read_listed(path, sha256, path.parent / MANIFEST, _REMEDY)
     try:
-        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer = Tokenizer.from_str(payload.decode("utf-8"))
     except Exception as err:  # the tokenizers library raises plain Exception
-        raise AttnlabError(
-            f"{path}: not a readable tokenizer ({err}); rerun `dvc repro bpe`"
-        ) from None
+        raise AttnlabError(f"{path}: not a readable tokenizer ({err}); {_REMEDY}") from None
     problem = _byte_level_problem(tokenizer)
     if problem:
-        raise AttnlabError(f"{path}: not a byte-level BPE ({problem}); rerun `dvc repro bpe`")
+        raise AttnlabError(f"{path}: not a byte-level BPE ({problem}); {_REMEDY}")
     return tokenizer
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 TOKEN_COLUMN = "token"
 TOKENS_SHA256 = "attnlab.tokens_sha256"
+TOKENIZER_SHA256 = "attnlab.tokenizer_sha256"  # of the tokenizer that wrote the tokens
 # 64 Ki tokens (128 KiB) per row group: a few groups for tiny Shakespeare, and row groups
 # small enough that a reader of a larger corpus can stream them.
 ROW_GROUP_TOKENS = 1 << 16
@@ -84,7 +85,7 @@ def write_split(split: TokenSplit, path: Path, tokenizer_sha256: str) -> None:
         [pa.field(TOKEN_COLUMN, pa.uint16(), nullable=False)],
         metadata={
             "attnlab.split": split.name,
-            "attnlab.tokenizer_sha256": tokenizer_sha256,
+            TOKENIZER_SHA256: tokenizer_sha256,
             "attnlab.tokens": str(len(split.tokens)),
             TOKENS_SHA256: _tokens_sha256(split.tokens),
         },
@@ -110,6 +111,26 @@ def read_metadata(path: Path) -> dict[str, str]:
     except (OSError, pa.ArrowException) as err:
         raise TokenFileError(f"{path}: not a readable token file ({err})") from None
     return {k.decode(): v.decode() for k, v in raw.items() if k.startswith(b"attnlab.")}
+
+
+def check_made_with(path: Path, tokenizer_sha256: str, tokenizer: Path) -> None:
+    """Refuse a tokenizer other than the one that wrote the token file ``path``.
+
+    Every reader of ``val/bpb`` counts a token's bytes with the tokenizer: another one (a
+    retrained or smaller vocabulary copied over it, whole with its manifest) would count
+    other bytes, or none past its last id.
+
+    Raises:
+        TokenFileError: ``path`` records another tokenizer's SHA-256 than
+            ``tokenizer_sha256``, ``tokenizer``'s (naming both files), or none.
+    """
+    recorded = read_metadata(path).get(TOKENIZER_SHA256)
+    if recorded != tokenizer_sha256:
+        raise TokenFileError(
+            f"{tokenizer}: not the tokenizer that wrote {path} (SHA-256 {tokenizer_sha256}, "
+            f"the tokens record {recorded}); rerun `dvc repro tokenize`, or restore both "
+            "with `dvc checkout`"
+        )
 
 
 def read_tokens(path: Path) -> torch.Tensor:

@@ -9,8 +9,9 @@ catalogue, :mod:`attnlab.catalogue`).
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,11 @@ from attnlab.evaluation.measurements import (
 )
 from attnlab.metrics.bpb import token_byte_lengths
 from attnlab.runs.along_weights import read_along
-from attnlab.runs.model_folder import load_trained_model
+from attnlab.runs.model_folder import WEIGHTS, load_trained_model
+
+# The scores the record's reader averages: one not finite would be written as null and
+# read as "not measured", a diverged model's run passing for a missing one.
+SCORES = ("val/ppl", "train/ppl", "val/bpb", "train/bpb")
 
 
 def evaluation_device(choice: str) -> torch.device:
@@ -80,9 +85,10 @@ def evaluate_trained(
         (:func:`~attnlab.evaluation.measurements.measure_along`) when asked, and ``wall_s``.
 
     Raises:
-        AttnlabError: ``folder`` holds another variant or seed (a stale model), or a kept
-            step's file is missing or differs from its manifest's SHA-256 (checked before
-            any measurement).
+        AttnlabError: ``folder`` holds another variant or seed (a stale model), a weight
+            that is not finite (as training refuses to save), a kept step's file is
+            missing or differs from its manifest's SHA-256 (all checked before any
+            measurement), or a score came out not finite.
     """
     device = evaluation_device(evaluate.device)
     trained = load_trained_model(folder, map_location=device)
@@ -91,6 +97,7 @@ def evaluate_trained(
             f"{folder} holds variant {trained.variant.name!r} trained with seed "
             f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
         )
+    _refuse_non_finite(trained.model.state_dict(), Path(folder) / WEIGHTS)
     kept = read_along(folder, map_location=device) if along else []
     inputs = EvaluationInputs(
         model=trained.model,
@@ -102,7 +109,7 @@ def evaluate_trained(
         lengths=tuple(evaluate.lengths),
         stats_windows=evaluate.stats_windows,
         train_batch_size=trained.variant.train.batch_size,
-        token_bytes=token_byte_lengths(tokenizer),
+        token_bytes=token_byte_lengths(tokenizer, tokens / "val.parquet"),
     )
     extra = measurements_of((*experiments_of(variant), *experiments))
     began = time.perf_counter()
@@ -111,4 +118,25 @@ def evaluate_trained(
         record["along"] = measure_along(inputs, kept, along)
         record["protocol"]["along"] = ALONG_PROTOCOL
     record["wall_s"] = round(time.perf_counter() - began, 3)
+    unmeasured = [key for key in record if key.startswith(SCORES) and not _finite(record[key])]
+    if unmeasured:
+        raise AttnlabError(
+            f"{folder}: {', '.join(unmeasured)} not finite ({record[unmeasured[0]]}); "
+            "nothing written: retrain the run"
+        )
     return record
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def _refuse_non_finite(state: Mapping[str, torch.Tensor], path: Path) -> None:
+    """Refuse weights with a NaN or infinity: their every score would be one too.
+
+    Raises:
+        AttnlabError: naming ``path`` and the first tensor that is not finite.
+    """
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise AttnlabError(f"{path}: {name} holds a value that is not finite; retrain the run")

@@ -103,6 +103,20 @@ class DvcGraph:
             if stage.changed(allow_missing, upstream=list(self.graph.successors(stage)))
         ]
 
+    def out_of_lock(self, stages: Iterable[Stage]) -> list[str]:
+        """The names of ``stages`` with an output here whose hash is not its lock entry's.
+
+        ``dvc repro --allow-missing`` reads an output whose recorded hash is not in the
+        cache as absent data, even when the workspace holds it with another hash (a model
+        edited or swapped under its entry): such a stage's entry no longer describes what
+        its consumers read, so it is stale, not current.
+        """
+        return [
+            stage.addressing
+            for stage in stages
+            if any(out.hash_info and out.exists and out.changed_checksum() for out in stage.outs)
+        ]
+
 
 def read_graph(
     root: Path, ask: Callable[[DvcGraph], T], what: str = "the pipeline", lock_retries: int = 10

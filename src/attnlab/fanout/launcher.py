@@ -96,7 +96,8 @@ class FanOut:
         resources: Jobs, threads per job and GPUs.
         environ: The environment children inherit (with their threads and device set).
         out: Where the progress lines go.
-        allow_missing: Each stage runs as ``dvc repro --allow-missing``.
+        allow_missing: Each stage runs as ``dvc repro --allow-missing`` (but those of
+            ``plan.out_of_lock``).
         forecast: Each stage's predicted seconds, for the time left (None: not shown).
         seed_groups: Start the ready stages of one family and variant as one seed group
             (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
@@ -198,8 +199,10 @@ class FanOut:
                 result.logs[name] = log
             env = self.resources.child_environment(self.environ, device)
             grouped = runs_as_group(stages, self.seed_groups)
+            # A stage whose output here is not its lock entry's runs as plain `dvc repro`.
+            allow_missing = self.allow_missing and not self.plan.out_of_lock & set(stages)
             child = Child.start(
-                stages, self.root, log, env, device, attempt, self.allow_missing, grouped
+                stages, self.root, log, env, device, attempt, allow_missing, grouped
             )
             for name in stages:
                 self._running[name] = child

@@ -1,4 +1,4 @@
-"""Write stages' ``dvc.lock`` entries as DVC writes them, without reparsing the whole file.
+"""Write stages' ``dvc.lock`` entries as DVC writes them, without DVC's round trip of the file.
 
 DVC records a stage by loading the whole ``dvc.lock`` with ruamel's comment-preserving
 loader, updating the stage's entry and dumping the whole file again
@@ -8,10 +8,14 @@ stage's training. DVC writes every entry with the same dumper at the same indent
 the file is a ``stages:`` mapping of blocks, one per stage, each starting at a line
 indented by two spaces. :func:`write_lock_entries` renders each new entry with DVC's own
 serializer and dumper and puts it in place of the old block (or after the last one, where
-DVC's update puts a new key): the text DVC would write, for the cost of the new entries.
+DVC's update puts a new key): the text DVC would write, for the cost of the new entries
+and one parse of the result with DVC's safe loader (about 2 s on the record's lock).
 
-A file of any other shape (another top-level key after ``stages``, a quoted stage name)
-is left to DVC's own ``dump_stages``.
+A file of any other shape (another top-level key after ``stages``, a quoted stage name),
+or one cut short (it can still be valid YAML, ending mid-scalar: a block put after it would
+glue onto its last line), is left to DVC's own ``dump_stages``, which rewrites it whole.
+The text to be written is parsed whole before it replaces the file (and is staged): it
+must hold the same stages and the new entries as rendered, or DVC writes the file instead.
 """
 
 import contextlib
@@ -57,30 +61,55 @@ def split_blocks(text: str) -> tuple[str, dict[str, str]] | None:
     return head + "\n" + _STAGES, blocks
 
 
+def _parsed(text: str, path: Path) -> dict[str, Any] | None:
+    """The stages of ``text`` parsed whole as DVC parses a lock file; None if it does not parse."""
+    from dvc.utils.strictyaml import YAMLSyntaxError, parse_yaml
+
+    try:
+        data = parse_yaml(text, str(path))
+    except YAMLSyntaxError:
+        return None
+    stages = data.get("stages") if isinstance(data, dict) else None
+    return stages if isinstance(stages, dict) else None
+
+
 def _written_in_place(lockfile: Any, stages: Sequence[Any]) -> bool:
     """Write ``stages``' entries into ``lockfile`` (DVC's ``Lockfile``) as DVC would.
 
-    False, having written nothing, when the file is absent or not of DVC's plain shape.
+    False, having written nothing, when the file is absent, not of DVC's plain shape, cut
+    short (DVC's dumper ends every file with a newline), or when the text to be written
+    does not parse whole as the same stages with the new entries: a block left as it was
+    parses as it did, so the one parse of the new text checks the old one too.
     """
     from dvc.stage import serialize
 
     path = Path(lockfile.path)
-    parsed = split_blocks(path.read_text(encoding="utf-8")) if path.exists() else None
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    parsed = split_blocks(text) if text.endswith("\n") else None
     if parsed is None:
         return False
     head, blocks = parsed
     modified = False
+    entries = {}
     for stage in stages:
         block = _rendered(serialize.to_lockfile(stage))
         modified |= blocks.get(stage.name) != block
         blocks[stage.name] = block
-    if modified:
-        print(f"Updating lock file '{lockfile.relpath}'", flush=True)
-        # A whole new file or none: a write cut short must not leave half a record.
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_text(head + "".join(blocks.values()), encoding="utf-8")
-        partial.replace(path)
-        lockfile.repo.scm_context.track_file(lockfile.relpath)
+        entries[stage.name] = _parsed(_STAGES + block, path)
+    if not modified:
+        return True
+    written = head + "".join(blocks.values())
+    found = _parsed(written, path)
+    if found is None or found.keys() != blocks.keys():
+        return False
+    if any({name: found[name]} != entry for name, entry in entries.items()):
+        return False
+    print(f"Updating lock file '{lockfile.relpath}'", flush=True)
+    # A whole new file or none: a write cut short must not leave half a record.
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(written, encoding="utf-8")
+    partial.replace(path)
+    lockfile.repo.scm_context.track_file(lockfile.relpath)
     return True
 
 

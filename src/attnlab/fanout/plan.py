@@ -12,6 +12,8 @@ skipped by DVC itself when its turn comes, exactly as in a serial ``dvc repro``.
 ``allow_missing``, a stage whose only change is data absent here (an output not in the
 cache, or an input whose producer is current) is current, as in ``dvc repro
 --allow-missing``: a fresh clone of a recorded pipeline plans only what its edits made stale.
+But a stage with an output here whose hash is not its lock entry's is planned, and runs
+without ``--allow-missing`` (:meth:`~attnlab.fanout.dvc_graph.DvcGraph.out_of_lock`).
 """
 
 from __future__ import annotations
@@ -33,11 +35,14 @@ class StagePlan:
         needs: For each planned stage, the planned stages that must finish before it.
         considered: The stages the plan was chosen from (the targets and their upstream
             stages), planned or current; 0 when not known.
+        out_of_lock: Planned stages with an output here that differs from their lock
+            entry: they run as a plain ``dvc repro``, which reruns them.
     """
 
     order: tuple[str, ...]
     needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
     considered: int = 0
+    out_of_lock: frozenset[str] = frozenset()
 
     def ready(self, done: Iterable[str], started: Iterable[str]) -> list[str]:
         """Stages not yet started whose planned upstream stages have all finished."""
@@ -96,13 +101,16 @@ def plan_of(graph: DvcGraph, targets: Sequence[str], allow_missing: bool = False
 
     stages = graph.upstream_of(targets)
     changed = graph.changed(stages, allow_missing)
+    current = [stage for stage in stages if stage.addressing not in changed]
+    out_of_lock = graph.out_of_lock(current) if allow_missing else []
     # Inside the read: a stage's addressing is relative to the working directory.
     sub = graph.graph.subgraph(stages)
     order = [stage.addressing for stage in reversed(list(nx.topological_sort(sub)))]
     upstream = {
         stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
     }
-    return dataclasses.replace(prune(upstream, changed, order), considered=len(order))
+    plan = prune(upstream, [*changed, *out_of_lock], order)
+    return dataclasses.replace(plan, considered=len(order), out_of_lock=frozenset(out_of_lock))
 
 
 def read_plan(

@@ -16,12 +16,16 @@ _OFFLINE = re.compile(r"upload it with: wandb sync (.+)$", flags=re.M)
 
 
 def offline_runs(logs: Iterable[Path]) -> list[str]:
-    """The offline run folders named in ``logs``, each once, in the order they appear."""
+    """The offline run folders named in ``logs``, each once, in the order they appear.
+
+    A line names its folders as a shell command (quoted: a run root may hold spaces).
+    """
     folders: dict[str, None] = {}
     for log in logs:
         if log.is_file():
             for match in _OFFLINE.finditer(log.read_text(errors="replace")):
-                folders.setdefault(match.group(1).strip())
+                for folder in shlex.split(match.group(1)):
+                    folders.setdefault(folder)
     return list(folders)
 
 
@@ -29,5 +33,5 @@ def sync_line(folders: list[str]) -> str | None:
     """One line: how many offline runs there are and the command that uploads them all."""
     if not folders:
         return None
-    command = " ".join(["wandb", "sync", *map(shlex.quote, folders)])
+    command = shlex.join(["wandb", "sync", *folders])
     return f"W&B: {len(folders)} offline run(s) written; upload them all with: {command}"

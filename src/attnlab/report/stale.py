@@ -9,8 +9,10 @@ every verdict that reads it, silently. A run is one variant under one seed: its
 (:func:`attnlab.result_code.changed_parts`), and its seed must be one of its seeds in the
 params. A run that does not is dropped whole (its metrics and its curves). Every other
 record (a Winograd run's, a probe's, the cost table's) must state the code too. The report
-names each record left out with the reason, and :meth:`StaleRecords.seeds` tells the
-verdicts which runs a claim is still awaiting.
+names each record left out with the reason, and :attr:`StaleRecords.seeds` tells the
+verdicts which runs a claim is still awaiting. A run record (``<name>/train.json``,
+``<name>/eval.json``) of a variant the params no longer list cannot be checked against
+anything: it is left out the same way, named.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ def drop_stale_runs(
         metrics: The metrics found, by source and seed (changed in place).
         curves: The curves found, by owner and seed (changed in place).
         configurations: Per variant, per seed, the configuration its run must state; a
-            variant not in it (a fabricated record, the probes) is judged by code only.
+            run record of a variant not in it is left out, as no params describe it.
+            Empty: no run is judged by its params (a fabricated record).
         code: Per recording stage, its code's digests now; ``None``: code is not judged.
         variants: The trained variants: a record of other code drops its whole run.
 
@@ -105,6 +108,8 @@ def drop_stale_runs(
         The records left out, with their reasons.
     """
     stale = StaleRecords()
+    if configurations:
+        _drop_unknown_variants(metrics, curves, configurations, stale)
     for variant, expected in configurations.items():
         seeds = {seed for found in (metrics, curves) for seed in _seeds(variant, found)}
         for seed in sorted(seeds):
@@ -170,6 +175,37 @@ def drop_other_code_document(
         made_of = f"winograd/{record['variant']}" if "variant" in record else name
         stale.add(run_of(made_of), None, f"{name}: {reason}")
     return reason is not None
+
+
+def _drop_unknown_variants(
+    metrics: dict[str, dict[Seed, dict]],
+    curves: dict[str, dict[Seed, dict]],
+    configurations: Configurations,
+    stale: StaleRecords,
+) -> None:
+    """Remove every run record of a variant not in ``configurations``, with its curves.
+
+    A run record's source is ``<variant>/train`` or ``<variant>/eval``; a source nested
+    deeper (``sweep-check/dk/train``, ``winograd/train/...``) is another stage's.
+    """
+    unknown = {
+        variant
+        for source in metrics
+        for variant, _, kind in [source.partition("/")]
+        if kind in (TRAIN, EVAL) and variant not in configurations
+    }
+    for variant in sorted(unknown):
+        seeds: list[Seed] = sorted(_seeds(variant, metrics) | _seeds(variant, curves))
+        for seed in seeds or [None]:  # or unseeded files
+            run = variant if seed is None else f"{variant} seed {seed}"
+            stale.add(variant, seed, f"{run}: no variant {variant} in params variants")
+        _drop_all(metrics, variant)
+        _drop_all(curves, variant)
+
+
+def _drop_all(found: dict[str, dict[Seed, dict]], variant: str) -> None:
+    for source in _of(variant, found):
+        del found[source]
 
 
 def _seeds(variant: str, found: Mapping[str, dict[Seed, object]]) -> set[int]:

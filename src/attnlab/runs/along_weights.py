@@ -16,7 +16,7 @@ import torch
 from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 from attnlab.paths import read_metrics, write_metrics
-from attnlab.runs.model_folder import MANIFEST, read_listed, sha256_of
+from attnlab.runs.manifest import MANIFEST, read_listed, sha256_of
 
 ALONG = "along"  # the folder of the kept steps, in the resume folder and the model folder
 

@@ -18,7 +18,6 @@ Evaluation, the probes and the Winograd stages (docs/catalogue.md E02-E18) start
 :func:`load_trained_model`.
 """
 
-import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -29,13 +28,12 @@ import torch
 
 from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
-from attnlab.files import write_atomically
 from attnlab.models import LanguageModel, ModelConfig
-from attnlab.paths import metrics_text, read_metrics, write_metrics
+from attnlab.paths import metrics_text
+from attnlab.runs.manifest import MANIFEST, listed_hashes, read_listed, write_listed
 
 WEIGHTS = "model.pt"
 CONFIG = "config.json"
-MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -60,13 +58,8 @@ def save_trained_model(model: LanguageModel, config: dict[str, Any], folder: Pat
     ``config`` must hold ``variant``, ``model`` (the ModelConfig's fields) and ``train``,
     as :meth:`attnlab.training.TrainJob.config` returns them.
     """
-    folder = Path(folder)
     files = {WEIGHTS: weights_bytes(model), CONFIG: metrics_text(config).encode("utf-8")}
-    for name, data in files.items():
-        write_atomically(folder / name, data)
-    # Last: a folder that a failed write left half done has no manifest, and is refused.
-    listed = [{"file": name, "sha256": sha256_of(data)} for name, data in files.items()]
-    write_metrics(folder / MANIFEST, {"files": listed})
+    write_listed(Path(folder), files)
 
 
 def weights_bytes(model: torch.nn.Module) -> bytes:
@@ -86,15 +79,10 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
             manifest's (naming the file), or the weights do not fit the config.
     """
     folder = Path(folder)
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
-        raise AttnlabError(
-            f"{folder}: not a trained model folder (no {MANIFEST}, the SHA-256 of its "
-            "files); retrain the run"
-        )
-    hashes = {entry["file"]: entry["sha256"] for entry in read_metrics(manifest)["files"]}
+    hashes = listed_hashes(folder, "not a trained model folder: retrain the run")
     config_bytes, weights = (
-        read_listed(folder / name, hashes.get(name), manifest) for name in (CONFIG, WEIGHTS)
+        read_listed(folder / name, hashes.get(name), folder / MANIFEST)
+        for name in (CONFIG, WEIGHTS)
     )
     try:
         config = json.loads(config_bytes)
@@ -112,27 +100,3 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
     except RuntimeError as err:
         raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
     return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
-
-
-def sha256_of(data: bytes) -> str:
-    """The SHA-256 of ``data`` as hex, as a manifest lists it."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_listed(path: Path, sha256: str | None, manifest: Path) -> bytes:
-    """The bytes of ``path``, once their SHA-256 is the one ``manifest`` lists for it.
-
-    Raises:
-        AttnlabError: the file is missing or unlisted, or its bytes differ (naming it).
-    """
-    if sha256 is None:
-        raise AttnlabError(f"{path}: not listed in {manifest}; retrain the run")
-    try:
-        data = path.read_bytes()
-    except OSError:
-        raise AttnlabError(f"{path}: missing (listed in {manifest})") from None
-    if sha256_of(data) != sha256:
-        raise AttnlabError(
-            f"{path}: its SHA-256 differs from the one in {manifest}; retrain the run to restore it"
-        )
-    return data

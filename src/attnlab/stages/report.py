@@ -1,11 +1,11 @@
 """Stage ``report``: every experiment's tables, figures and claim verdicts, and the demo."""
 
 import dataclasses
-import shutil
 from typing import Any
 
 from attnlab import paths, result_code
 from attnlab.config import Params, catalogue_choice, load_params
+from attnlab.files import write_together
 from attnlab.report import ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
@@ -100,14 +100,18 @@ def main(
     if len(report.stale) > SHOWN_STALE:
         more = len(report.stale) - SHOWN_STALE
         print(f"report: and {more} more left out as stale (REPORT.md: The record's state)")
-    paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
-    paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
-    paths.DEMO.write_text(report.demo_html, encoding="utf-8")
-    paths.write_metrics(paths.HEADLINE, report.headline)
-    shutil.rmtree(paths.SUMMARY, ignore_errors=True)  # no file of a source since removed
-    paths.SUMMARY.mkdir()  # the declared output exists even before any seeded run
-    for source, record in report.summary.items():
-        paths.write_metrics(paths.SUMMARY / f"{source}.json", record)
+    # One set: a kill or a full disk leaves the last report whole, never pages of two.
+    pages = {
+        paths.REPORT_INDEX: report.index_html,
+        paths.REPORT_MARKDOWN: report.markdown,
+        paths.DEMO: report.demo_html,
+        paths.HEADLINE: paths.metrics_text(report.headline),
+    }
+    # The summary folder holds this report's sources only (it exists even with none).
+    summary = {f"{s}.json": paths.metrics_text(r).encode() for s, r in report.summary.items()}
+    write_together(
+        {path: text.encode("utf-8") for path, text in pages.items()}, {paths.SUMMARY: summary}
+    )
     decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE, STALE)]
     held = sum(v.status == HOLDS for v in decided)
     pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)

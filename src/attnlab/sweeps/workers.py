@@ -113,7 +113,7 @@ def run_worker(job: WorkerJob) -> Tally:
     defer_stop_signals()
     sweep = Sweep.named(job.params, job.study)
     study = sweep.open(job.url, job.seed, job.train_tokens, job.val_tokens)
-    token_bytes = token_byte_lengths(job.tokenizer) if job.tokenizer else None
+    token_bytes = token_byte_lengths(job.tokenizer, job.val_tokens) if job.tokenizer else None
     objective = TrialObjective(
         sweep,
         job.train_tokens,

@@ -123,7 +123,7 @@ def train_and_record_group(
     train_tokens = first.files.train_tokens
     check_fits(read_tokens(train_tokens), train_tokens, model.block_size, model.vocab_size)
     check_fits(val_tokens, first.files.val_tokens, model.block_size, model.vocab_size)
-    token_bytes = token_byte_lengths(first.files.tokenizer)
+    token_bytes = token_byte_lengths(first.files.tokenizer, first.files.val_tokens)
     curves = [validation_curve(params, val_tokens, model.block_size, r.files.curves) for r in runs]
     batch_size = params.evaluate.batch_size
     members = [

@@ -29,6 +29,7 @@ import logging
 import netrc
 import os
 import secrets
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -211,8 +212,8 @@ def run_location(run: Any) -> str:
         return f"W&B run {run.id}: {run.url}"
     folder = Path(run.settings.sync_dir)
     segments = sorted(folder.parent.glob(f"offline-run-*-{run.id}")) or [folder]
-    upload = " ".join(map(str, segments))
-    return f"W&B run {run.id} (offline) in {folder}; upload it with: wandb sync {upload}"
+    upload = shlex.join(["wandb", "sync", *map(str, segments)])  # a run root may hold spaces
+    return f"W&B run {run.id} (offline) in {folder}; upload it with: {upload}"
 
 
 def finish_run(run: Any | None, summary: dict[str, Any] | None, exit_code: int) -> None:
