@@ -24,6 +24,7 @@ from typing import TextIO
 from attnlab.errors import AttnlabError
 from attnlab.fanout.children import (
     Child,
+    Unit,
     child_name,
     lost_a_lock,
     outcome,
@@ -94,6 +95,8 @@ class FanOut:
         forecast: Each stage's predicted seconds, for the time left (None: not shown).
         seed_groups: Start the ready stages of one family and variant as one seed group
             (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
+        start: What starts a unit: a local child (:meth:`Child.start`), or a SLURM job
+            (:meth:`~attnlab.fanout.slurm.SlurmExecutor.start`), with the same arguments.
     """
 
     root: Path
@@ -104,7 +107,8 @@ class FanOut:
     allow_missing: bool = False
     forecast: Forecast | None = None
     seed_groups: bool = True
-    _running: dict[str, Child] = field(default_factory=dict)  # by each stage it runs
+    start: Callable[..., Unit] = Child.start
+    _running: dict[str, Unit] = field(default_factory=dict)  # by each stage it runs
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
     _retry_at: dict[str, float] = field(default_factory=dict)
@@ -144,7 +148,7 @@ class FanOut:
             for name in self.plan.order
         )
 
-    def _children(self) -> list[Child]:
+    def _children(self) -> list[Unit]:
         """Each running child once (a seed group's is listed under each of its stages)."""
         return list({id(child): child for child in self._running.values()}.values())
 
@@ -169,7 +173,7 @@ class FanOut:
                 result.logs[name] = log
             env = self.resources.child_environment(self.environ, device)
             grouped = runs_as_group(stages, self.seed_groups)
-            child = Child.start(
+            child = self.start(
                 stages, self.root, log, env, device, attempt, self.allow_missing, grouped
             )
             for name in stages:
@@ -205,7 +209,7 @@ class FanOut:
             self._say("    " + tail.replace("\n", "\n    "))
             self._to_restore += [name for name in failed if touched_outputs(output, name)]
 
-    def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
+    def _finished(self, name: str, child: Unit, output: str, result: FanOutResult) -> None:
         self._done.add(name)
         kind = outcome(output, name)
         (result.ran if kind == "ran" else result.up_to_date).append(name)
