@@ -105,6 +105,15 @@ def repro_command(
             "machine with no GPU.",
         ),
     ] = "off",
+    executor: Annotated[
+        Literal["local", "slurm"],
+        typer.Option(
+            help="local: the stages run on this machine. slurm: each unit (a seed group, a "
+            "lone stage) is submitted with sbatch, asking for what runtime.yaml's "
+            "runtime.slurm says, --jobs of them queued at once (default 500); the project "
+            "must be on a filesystem the nodes share. Ctrl-C cancels the jobs.",
+        ),
+    ] = "local",
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -144,6 +153,7 @@ def repro_command(
             allow_missing=allow_missing,
             seed_groups=seed_groups,
             mps=mps,
+            executor=executor,
         )
     if result.signal is not None:
         sys.exit(128 + result.signal)

@@ -6,7 +6,8 @@ time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 (:mod:`~attnlab.fanout.plan`), with cores and GPUs shared out among them
 (:mod:`~attnlab.fanout.resources`; on GPUs optionally under NVIDIA's MPS,
 :mod:`~attnlab.fanout.mps`), optionally as a ``dvc exp`` experiment
-(:mod:`~attnlab.fanout.experiment`). By default it starts from the record: absent inputs
+(:mod:`~attnlab.fanout.experiment`), on this machine or as SLURM jobs
+(:mod:`~attnlab.fanout.slurm`). By default it starts from the record: absent inputs
 are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
 comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
 the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
@@ -19,8 +20,10 @@ import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
+from attnlab.errors import AttnlabError
+from attnlab.fanout.children import Child
 from attnlab.fanout.costs import RecordedCosts, catalogue_costs
 from attnlab.fanout.experiment import (
     EXPERIMENT_VARIABLE,
@@ -41,7 +44,11 @@ from attnlab.fanout.resources import (
     usable_cores,
     visible_devices,
 )
+from attnlab.fanout.slurm import SlurmExecutor, settings_of
 from attnlab.fanout.wandb_runs import offline_runs, sync_line
+
+Executor = Literal["local", "slurm"]
+SLURM_JOBS = 500  # jobs in the queue at once by default: the scheduler decides what runs
 
 __all__ = [
     "FanOut",
@@ -67,6 +74,7 @@ def repro(
     allow_missing: bool = True,
     seed_groups: bool = True,
     mps: MpsMode = "off",
+    executor: Executor = "local",
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -86,15 +94,29 @@ def repro(
             seed group (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
         mps: Whether the stages run under an MPS control daemon of the run's own
             (:mod:`~attnlab.fanout.mps`), started after the first plan, stopped at the end.
+        executor: ``local``: the stages run on this machine; ``slurm``: every unit (a
+            seed group, a lone stage) is a SLURM job asking what ``runtime.slurm`` says
+            (:mod:`~attnlab.fanout.slurm`), ``jobs`` of them in the queue at once.
         out: Where the progress lines go.
 
     Raises:
         AttnlabError: bad arguments, an invalid override, or DVC cannot plan the run.
     """
     environ = dict(os.environ)
-    resources = plan_resources(
-        usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
-    )
+    slurm = None
+    if executor == "slurm":
+        if mps != "off":
+            raise AttnlabError("--mps is for this machine's GPUs; SLURM jobs get theirs by --gres")
+        slurm = SlurmExecutor(settings_of(root))
+        if jobs is not None and jobs < 1:
+            raise AttnlabError(f"--jobs must be at least 1, not {jobs}")
+        resources = Resources(jobs or SLURM_JOBS, threads=slurm.settings.cpus_per_job)
+        start = slurm.start
+    else:
+        resources = plan_resources(
+            usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
+        )
+        start = Child.start
     experiment, change = None, ParamsChange()
     if set_params or name:
         change = apply_params(root, set_params)
@@ -110,15 +132,22 @@ def repro(
     with _served(mps, root, environ, resources, out) as (environ, resources):
         result = FanOutResult()
         if plan is None:
-            result = FanOut(root, inputs, resources, environ, out, seed_groups=seed_groups).run()
+            result = FanOut(
+                root, inputs, resources, environ, out, seed_groups=seed_groups, start=start
+            ).run()
             if not result.ok:
                 return result
             plan = read_plan(root, targets, allow_missing=allow_missing)
         change.announce(plan.order, out)
         if experiment is not None and targets:
             plan = with_views(plan)  # the experiment's metrics and charts show its runs
-        predicted = _forecast(root, plan, resources, out)
-        fan_out = FanOut(root, plan, resources, environ, out, allow_missing, predicted, seed_groups)
+        on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
+        predicted = _forecast(root, plan, resources, on_gpu, out)
+        if slurm is not None:
+            slurm.forecast = predicted  # each job's --time
+        fan_out = FanOut(
+            root, plan, resources, environ, out, allow_missing, predicted, seed_groups, start
+        )
         result = merged(result, fan_out.run())
     wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
     line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
@@ -143,15 +172,17 @@ def _served(
             yield served, dataclasses.replace(resources, renumbered=True)
 
 
-def _forecast(root: Path, plan: StagePlan, resources: Resources, out: TextIO) -> Forecast | None:
+def _forecast(
+    root: Path, plan: StagePlan, resources: Resources, on_gpu: bool, out: TextIO
+) -> Forecast | None:
     """The plan's forecast from the record, announced; its stages listed when it is long."""
     if not plan.order:
         return None
     from attnlab.config import load_params
 
-    kind = "cuda" if resources.devices else "cpu"
+    kind = "cuda" if on_gpu else "cpu"
     costs = catalogue_costs(load_params(root / "params.yaml"), RecordedCosts(root, kind))
-    predicted = forecast(costs, plan.order, plan.needs, resources.jobs, bool(resources.devices))
+    predicted = forecast(costs, plan.order, plan.needs, resources.jobs, on_gpu)
     wall = predicted.wall_s
     print(f"predicted: {clock(wall)} on this machine (from {predicted.basis})", file=out)
     if wall > LONG_S:
