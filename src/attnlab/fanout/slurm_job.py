@@ -49,7 +49,9 @@ def run_unit(stages: Sequence[str], log: Path, allow_missing: bool, grouped: boo
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     print(f"attnlab: job {job} started at {time.time():.3f} (requeued {restarts} time(s))")
     sys.stdout.flush()
-    env = dict(os.environ)
+    # The stage runs as it runs outside SLURM: Lightning reads SLURM_* as a job it should
+    # manage (its own SIGUSR1 requeue, tasks for its devices), which here is this process's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_") or k == "SLURM_CONF"}
     child = Child.start(tuple(stages), Path.cwd(), log, env, None, 1, allow_missing, grouped)
     deadline = None
     while child.group_alive():
