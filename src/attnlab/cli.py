@@ -136,7 +136,8 @@ def repro_command(
     a GPU run under NVIDIA's MPS daemon, started for the run and stopped at its end. The
     ready train stages of one variant start as one seed group: one process trains their
     seeds together (each run as its own), then each stage's entry is written into
-    `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/.
+    `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/. With
+    `--executor slurm` each unit is a SLURM job instead (README, On a cluster).
     """
     from attnlab.fanout import repro
     from attnlab.fanout.exclusive import only_fan_out
