@@ -129,7 +129,10 @@ def repro(
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
-    with _served(mps, root, environ, resources, out) as (environ, resources):
+    with (
+        _served(mps, root, environ, resources, out) as (environ, resources),
+        _no_job_left(slurm),
+    ):
         result = FanOutResult()
         if plan is None:
             result = FanOut(
@@ -157,6 +160,17 @@ def repro(
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
+
+
+@contextlib.contextmanager
+def _no_job_left(slurm: SlurmExecutor | None) -> Iterator[None]:
+    """Cancel every SLURM job submitted when the launcher fails (a stop cancels its own)."""
+    try:
+        yield
+    except BaseException:
+        if slurm is not None:
+            slurm.cancel_all()
+        raise
 
 
 @contextlib.contextmanager

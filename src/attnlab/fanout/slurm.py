@@ -53,16 +53,18 @@ ENDED = {
 MODEL_FAMILIES = ("train", "evaluate", "sweep", "winograd-train", "winograd-score", "probes")
 START_UP_S = 300  # beside the forecast: the job's imports, DVC's reads, a slow node
 STATE_EVERY_S = 1.0  # the queue is asked at most this often, for all jobs at once
+UNREACHABLE_S = 120  # a controller silent this long fails the run
 JOB_PREFIX = "attnlab:"
 # The last line of slurm_job: the job's status, for a job the controller has forgotten.
 EXIT_LINE = re.compile(r"^attnlab: job exits (\d+)$", re.M)
 
 
-def slurm_command(*args: str) -> str:
+def slurm_command(*args: str, check: bool = True) -> str:
     """Run a SLURM client command; its output.
 
     The command gets a session of its own: a Ctrl-C in the launcher's terminal must not
-    cut an ``scancel`` short.
+    cut an ``scancel`` short. With ``check`` off a refusal is no error: a job that ended
+    between a read of the queue and its ``scancel`` needs none.
 
     Raises:
         AttnlabError: the command is missing or fails (its message named).
@@ -73,7 +75,7 @@ def slurm_command(*args: str) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as err:
         raise AttnlabError(f"{args[0]}: {err}") from err
-    if done.returncode != 0:
+    if check and done.returncode != 0:
         raise AttnlabError(f"{' '.join(args[:2])}: {done.stderr.strip() or done.stdout.strip()}")
     return done.stdout
 
@@ -133,10 +135,15 @@ class SlurmQueue:
             submitted: When the job was submitted (``time.monotonic()``): a read from
                 before then is read again, since it cannot know the job.
         """
-        stale = time.monotonic() - self._read_at >= STATE_EVERY_S
-        if stale or self._read_at < submitted:
-            self._jobs = parse_jobs(slurm_command("scontrol", "show", "job", "--oneliner"))
-            self._read_at = time.monotonic()
+        now = time.monotonic()
+        if now - self._read_at >= STATE_EVERY_S or self._read_at < submitted:
+            try:
+                self._jobs = parse_jobs(slurm_command("scontrol", "show", "job", "--oneliner"))
+                self._read_at = now
+            except AttnlabError:
+                # The controller may be restarting: the last reading stands a while.
+                if now - self._read_at > UNREACHABLE_S or self._read_at < submitted:
+                    raise
         return self._jobs.get(job_id)
 
     def forget(self) -> None:
@@ -186,7 +193,9 @@ class SlurmJob:
                 with open(self.log, "a") as handle:
                     print(f"SLURM: job {self.job_id} {state.state} ({state.reason})", file=handle)
         elif state.state == "PENDING" and state.restarts and state.reason == "BeginTime":
-            slurm_command("scontrol", "update", f"JobId={self.job_id}", "StartTime=now")
+            slurm_command(
+                "scontrol", "update", f"JobId={self.job_id}", "StartTime=now", check=False
+            )
             self.queue.forget()
         return self._status
 
@@ -205,15 +214,15 @@ class SlurmJob:
         if state is None or state.state in ENDED:
             return
         if state.state == "PENDING":
-            slurm_command("scancel", self.job_id)
+            slurm_command("scancel", self.job_id, check=False)
             self.queue.forget()
         elif not self._signalled:
-            slurm_command("scancel", "--batch", "--signal=TERM", self.job_id)
+            slurm_command("scancel", "--batch", "--signal=TERM", self.job_id, check=False)
             self._signalled = True
 
     def kill(self) -> None:
         """Cancel the job outright (SLURM's SIGTERM, then SIGKILL after its KillWait)."""
-        slurm_command("scancel", self.job_id)
+        slurm_command("scancel", self.job_id, check=False)
         self.queue.forget()
 
     def group_alive(self) -> bool:
@@ -238,6 +247,12 @@ class SlurmExecutor:
     settings: SlurmParams
     forecast: Forecast | None = None
     queue: SlurmQueue = field(default_factory=SlurmQueue)
+    submitted: list[str] = field(default_factory=list)  # every job id, for cancel_all
+
+    def cancel_all(self) -> None:
+        """Cancel every job submitted (the launcher failed: no job may outlive it)."""
+        if self.submitted:
+            slurm_command("scancel", *self.submitted, check=False)
 
     def sbatch_options(self, stages: Sequence[str], log: Path, root: Path) -> list[str]:
         """The options of the job for ``stages``: its name, log, request and signals."""
@@ -294,6 +309,7 @@ class SlurmExecutor:
         if done.returncode != 0:
             raise AttnlabError(f"sbatch refused {child_name(stages)}: {done.stderr.strip()}")
         job_id = done.stdout.strip().split(";")[0]
+        self.submitted.append(job_id)
         with open(log, "a") as handle:  # the job's own first line says when it started
             print(f"attnlab: submitted at {submitted:.3f} as SLURM job {job_id}", file=handle)
         return SlurmJob(stages, log, job_id, self.queue, attempt, submitted)
