@@ -55,8 +55,12 @@ START_UP_S = 300  # beside the forecast: the job's imports, DVC's reads, a slow 
 STATE_EVERY_S = 1.0  # the queue is asked at most this often, for all jobs at once
 UNREACHABLE_S = 120  # a controller silent this long fails the run
 JOB_PREFIX = "attnlab:"
-# The last line of slurm_job: the job's status, for a job the controller has forgotten.
+# slurm_job's lines: the job's status (for a job the controller has forgotten), a run's
+# start, and a requeue it asked for, which SLURM may show as an ended run for a moment.
 EXIT_LINE = re.compile(r"^attnlab: job exits (\d+)$", re.M)
+STARTED_LINE = re.compile(r"^attnlab: job \d+ started at ", re.M)
+REQUEUE_LINE = "requeueing job"
+REQUEUE_GRACE_S = 60.0
 
 
 def slurm_command(*args: str, check: bool = True) -> str:
@@ -174,6 +178,7 @@ class SlurmJob:
     started: float = field(default_factory=time.monotonic)
     _status: int | None = None
     _signalled: bool = False
+    _requeue_seen: tuple[int, float] = (0, 0.0)  # (runs so far, when seen ended requeueing)
 
     def poll(self) -> int | None:
         """The job's exit status once it has ended, else None.
@@ -187,6 +192,8 @@ class SlurmJob:
         if state is None:  # aged out of the controller: the job's own last line says
             said = EXIT_LINE.findall(self.output())
             self._status = int(said[-1]) if said else 1
+        elif state.state in ENDED and self._requeueing():
+            pass  # SLURM has the run ended, and the job pending again, in a moment
         elif state.state in ENDED:
             self._status = 0 if state.state == "COMPLETED" else state.exit_code or 1
             if self._status:
@@ -198,6 +205,17 @@ class SlurmJob:
             )
             self.queue.forget()
         return self._status
+
+    def _requeueing(self) -> bool:
+        """Whether the job's last word is that it requeues itself (a state yet to come)."""
+        runs = STARTED_LINE.split(self.output())
+        if REQUEUE_LINE not in runs[-1]:
+            return False
+        # The grace counts from the first sight of this run's end (a later run starts
+        # with its own line, and may requeue itself in turn).
+        if self._requeue_seen[0] != len(runs):
+            self._requeue_seen = (len(runs), time.monotonic())
+        return time.monotonic() - self._requeue_seen[1] < REQUEUE_GRACE_S
 
     @property
     def seconds(self) -> float:

@@ -27,6 +27,8 @@ from types import FrameType
 from attnlab.fanout.children import Child, recorded
 from attnlab.fanout.launcher import POLL_S, STOP_GRACE_S
 
+REQUEUE_WAIT_S = 300  # after `scontrol requeue`, SLURM ends the run within its KillWait
+
 
 class _Signals:
     """The signals that stop the unit, and whether one asked for a requeue."""
@@ -67,6 +69,9 @@ def run_unit(stages: Sequence[str], log: Path, allow_missing: bool, grouped: boo
         print(f"attnlab: time limit near: stopped at a checkpoint, requeueing job {job}")
         sys.stdout.flush()
         subprocess.run(["scontrol", "requeue", job], check=False)
+        # SLURM ends this run itself, as requeued: an exit of ours could race it and end
+        # the job as failed instead.
+        time.sleep(REQUEUE_WAIT_S)
         return status
     print(f"attnlab: job exits {status}")
     return status
