@@ -109,12 +109,15 @@ def test_the_fan_out_on_slurm_records_what_the_local_fan_out_records(
 
 
 def _long_training(params: dict) -> None:
-    # 3000 steps of 8 x 32 tokens on one thread: about a minute here, longer than a job's
-    # limit leaves before SLURM's warning; a checkpoint every 20 steps.
+    # 3000 steps of 8 x 32 tokens on one thread: about a minute on an idle core, a
+    # checkpoint every 20 steps. A job's limit is 2 minutes and SLURM warns it 75 s before
+    # (here some 15 s earlier still: its controller checks limits every 30 s), so every run
+    # stops part-way until one finishes (more runs on a loaded machine, each continuing
+    # where the last one stopped).
     params["budget"]["scale"] = 1.0
     params["model"]["block_size"] = 32
     params["runtime"]["checkpoint"]["every_n_train_steps"] = 20
-    params["runtime"]["slurm"].update(max_time_minutes=1, signal_before_s=30)
+    params["runtime"]["slurm"].update(max_time_minutes=2, signal_before_s=75)
 
 
 def test_a_job_past_its_time_limit_is_requeued_and_trains_what_an_uninterrupted_run_trains(
