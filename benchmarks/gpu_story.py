@@ -18,7 +18,17 @@ W&B, Optuna and pydantic and cannot reach the internet, it:
    fan-out's wall and its fraction of the peak; the mean GPU utilisation;
 6. leaves one tarball (``$OUT/gpu_story.tar.gz``, else ``./gpu_story.tar.gz``) holding
    ``dvc.lock``, the params files, ``reports/metrics``, ``reports/curves``,
-   ``reports/sweeps``, the fan-out's logs and ``summary.json``.
+   ``reports/sweeps``, the sweeps' journals (``data/sweeps``), the fan-out's logs and
+   ``summary.json``.
+
+With ``--time-limit DURATION`` (``10m``, ``2h``, seconds) it advances the record instead,
+in whatever a lend of that length fits: the scratch repository keeps ``dvc.lock`` and the
+record's files in git, and ``attnlab repro --time-limit`` runs only what is stale and
+fits (a training with its evaluation, a sweep trial by trial). Back in a checkout of the
+same commit, one command takes every stage it recorded that is current there::
+
+    attnlab merge-record gpu_story.tar.gz
+    git add dvc.lock reports data/sweeps && git commit -m "the record, one GPU lend further"
 
 The peak is float32's (the pipeline trains without TF32): 67 TFLOP/s per H200 unless
 ``--peak-tflops`` says otherwise; on a CPU, one thread's measured float32 matrix product
@@ -64,7 +74,14 @@ PARAMS_FILES = (
     "sweeps.yaml",
     "runtime.yaml",
 )
-PACKED = ("dvc.lock", *PARAMS_FILES, "reports/metrics", "reports/curves", "reports/sweeps")
+PACKED = (
+    "dvc.lock",
+    *PARAMS_FILES,
+    "reports/metrics",
+    "reports/curves",
+    "reports/sweeps",
+    "data/sweeps",
+)
 FAN_OUT_LOGS = Path(".dvc/tmp/attnlab-repro")
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "gpu story",
@@ -88,6 +105,11 @@ def parse_args() -> argparse.Namespace:
         help="another override, as attnlab repro -S takes it",
     )
     parser.add_argument("--target", action="append", default=[], help="default: every stage")
+    parser.add_argument(
+        "--time-limit",
+        help="advance the record in this much time (attnlab repro --time-limit), from the "
+        "committed dvc.lock, instead of retraining everything",
+    )
     parser.add_argument("--jobs", type=int, help="attnlab repro --jobs")
     parser.add_argument("--per-device", type=int, help="attnlab repro --per-device")
     parser.add_argument(
@@ -125,8 +147,11 @@ def install_wheels(wheels: Path, site: Path) -> None:
     subprocess.run(command, check=True)
 
 
-def scratch_project(source: Path, into: Path, skip: list[Path]) -> Path:
-    """A new git repository of ``source``'s files without ``dvc.lock`` and its outputs."""
+def scratch_project(source: Path, into: Path, skip: list[Path], record: bool) -> Path:
+    """A new git repository of ``source``'s files, without ``dvc.lock`` and its outputs.
+
+    With ``record`` (a run that advances the record) they stay.
+    """
     into.mkdir(parents=True)
     git(into, "init", "-q")
     excluded = ["--exclude=/.whl/", "--exclude=/shared/"]
@@ -141,14 +166,16 @@ def scratch_project(source: Path, into: Path, skip: list[Path]) -> Path:
         *excluded,
     )
     lock = source / "dvc.lock"
-    recorded = _lock_outputs(lock) if lock.is_file() else []
+    recorded = _lock_outputs(lock) if lock.is_file() and not record else []
     for name in filter(None, listed.split("\0")):
-        if name == "dvc.lock" or any(name == p or name.startswith(f"{p}/") for p in recorded):
+        if name == "dvc.lock" and not record:
+            continue
+        if any(name == p or name.startswith(f"{p}/") for p in recorded):
             continue
         (into / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / name, into / name)
     git(into, "add", "-A")
-    git(into, "commit", "-qm", "the repository, without dvc.lock and its outputs")
+    git(into, "commit", "-qm", "the record" if record else "the repository, without dvc.lock")
     return into
 
 
@@ -227,8 +254,12 @@ def stage_environment(work: Path, root: Path, site: Path, corpus: Path | None, d
 
 
 def run_fan_out(args: argparse.Namespace, root: Path, env: dict, log: Path) -> tuple[int, float]:
-    """``attnlab repro --retrain``, its lines shown and logged; exit status and wall seconds."""
-    command = [sys.executable, "-c", "from attnlab.cli import main; main()", "repro", "--retrain"]
+    """``attnlab repro --retrain`` (or ``--time-limit``); exit status and wall seconds.
+
+    Its lines are shown and logged.
+    """
+    command = [sys.executable, "-c", "from attnlab.cli import main; main()", "repro"]
+    command += ["--time-limit", args.time_limit] if args.time_limit else ["--retrain"]
     if args.jobs:
         command += ["--jobs", str(args.jobs)]
     if args.per_device:
@@ -301,7 +332,8 @@ def main() -> None:
         raise SystemExit(f"{work} is not empty: give an empty or new --workdir")
     site = work / "site"
     install_wheels(args.wheels, site)
-    root = scratch_project(ROOT, work / "project", [work, args.out.resolve()])
+    skip = [work, args.out.resolve()]
+    root = scratch_project(ROOT, work / "project", skip, record=bool(args.time_limit))
     sys.path[:0] = [str(root / "src"), str(site)]  # this process reads params as attnlab does
     from attnlab.fanout.experiment import apply_params
     from attnlab.fanout.resources import driver_devices, visible_devices

@@ -2,6 +2,7 @@
 
 import ast
 import shlex
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -169,3 +170,58 @@ def test_a_training_stage_depends_on_exactly_its_result_code(base):
 def test_a_checkpoint_fingerprint_hashes_code_every_training_stage_depends_on():
     for base, parts in result_code.STAGES.items():
         assert set(result_code.WEIGHTS) <= set(parts), f"{base} must depend on the weights' code"
+
+
+@pytest.mark.parametrize("base", sorted(result_code.RECORDED))
+def test_a_recording_stage_states_exactly_the_code_it_depends_on(base):
+    # A record's code stamp (result_code.stamp) and DVC must name the same code, so that
+    # the report's stale records are the ones `dvc status` calls changed.
+    package = Path("src") / "attnlab"
+    expected = {package / part for part in result_code.RECORDED[base]}
+    stages = [stage for stage in _stages() if _family(stage) == base]
+    assert stages, f"dvc.yaml has no {base} stage"
+    for stage in stages:
+        code = {Path(str(dep.def_path)) for dep in stage.deps}
+        code = {dep for dep in code if dep.parts[:2] == package.parts}
+        assert code == expected, f"{stage.addressing}: code deps differ from result_code"
+        assert (package / result_code.RECORDED[base][0]) == _module_file(
+            _stage_module(stage)
+        ).relative_to(ROOT)
+
+
+def test_the_report_depends_on_all_the_code_it_judges_records_by():
+    (report,) = [stage for stage in _stages() if stage.addressing == "report"]
+    deps = [ROOT / str(dep.def_path) for dep in report.deps]
+    for parts in result_code.RECORDED.values():
+        for source in result_code.files(parts):
+            assert any(source == dep or dep in source.parents for dep in deps), source
+
+
+def test_an_edit_makes_stale_in_the_report_exactly_the_stages_dvc_reruns(tmp_path, monkeypatch):
+    # One module of every part some recording stage lists, edited in a copy of the package:
+    # the records the report would leave out (their stamps no longer match) are those of
+    # the stages whose dvc.yaml deps hold that module, no more, no fewer.
+    package = tmp_path / "attnlab"
+    shutil.copytree(result_code.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(result_code, "PACKAGE", package)
+    stamps = {stage: {"code": result_code.stamp(stage)} for stage in result_code.RECORDED}
+    parts = {part for listed in result_code.RECORDED.values() for part in listed}
+    edited = sorted({result_code.files((part,))[0] for part in parts})
+    for module in edited:
+        original = module.read_bytes()
+        module.write_bytes(original + b"\n# an edit\n")
+        now = {stage: result_code.code_digests(stage) for stage in result_code.RECORDED}
+        report = {s for s, record in stamps.items() if result_code.changed_parts(record, now)}
+        source = ROOT / "src" / "attnlab" / module.relative_to(package)
+        dvc = {
+            _family(stage)
+            for stage in _stages()
+            if _family(stage) in result_code.RECORDED
+            and any(source == dep or dep in source.parents for dep in _deps(stage))
+        }
+        assert report == dvc, module.relative_to(package)
+        module.write_bytes(original)
+
+
+def _deps(stage) -> list[Path]:
+    return [ROOT / str(dep.def_path) for dep in stage.deps]

@@ -8,8 +8,9 @@ an attnlab checkout (or below it).
 Only the module of the stage being invoked is imported: a stage imports torch, Lightning,
 Optuna or matplotlib (seconds each), so ``attnlab --help`` lists the others by the first
 line of their ``main`` docstring, read from the module's source without running it.
-``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) is the one command that is not a
-stage.
+``attnlab repro`` (the fan-out, :mod:`attnlab.fanout`) and ``attnlab merge-record`` (what
+another machine's fan-out recorded, into this checkout) are the commands that are not
+stages.
 """
 
 import ast
@@ -114,6 +115,21 @@ def repro_command(
             "must be on a filesystem the nodes share. Ctrl-C cancels the jobs.",
         ),
     ] = "local",
+    time_limit: Annotated[
+        str | None,
+        typer.Option(
+            help="Run what fits in this much time (90m, 2h, 1h30m, or seconds), by the "
+            "predicted costs: a training with its evaluation, a sweep trial by trial; at the "
+            "limit, stop the running stages at their next step and exit 0. The same command "
+            "continues.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Start work predicted over 15 minutes without asking first."
+        ),
+    ] = False,
 ) -> None:
     """Bring the pipeline up to date like `dvc repro`, running independent stages at once.
 
@@ -138,10 +154,19 @@ def repro_command(
     seeds together (each run as its own), then each stage's entry is written into
     `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/. With
     `--executor slurm` each unit is a SLURM job instead (README, On a cluster).
+
+    Without targets, work predicted over 15 minutes starts only when asked (`--yes`,
+    `--retrain`, `--time-limit`, or yes at the prompt on a terminal): otherwise the
+    report is rendered from what is current, and what is stale, why, the predicted time
+    and the commands that continue are printed. `--time-limit` starts only what fits in
+    it and leaves the rest to the same command, on this machine or, after a commit of
+    `dvc.lock`, `reports/` and `data/sweeps/`, on another.
     """
-    from attnlab.fanout import repro
+    from attnlab.fanout import parse_duration, repro
     from attnlab.fanout.exclusive import only_fan_out
 
+    limit = parse_duration(time_limit) if time_limit is not None else None
+    asks = not (targets or set_param or name or yes or limit) and allow_missing
     root = find_project_root(Path.cwd())
     with only_fan_out(root):  # before -S touches params.yaml: a second run changes nothing
         result = repro(
@@ -155,6 +180,8 @@ def repro_command(
             seed_groups=seed_groups,
             mps=mps,
             executor=executor,
+            time_limit=limit,
+            confirm=_ask if asks else None,
         )
     if result.signal is not None:
         sys.exit(128 + result.signal)
@@ -165,6 +192,38 @@ def repro_command(
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+def merge_record_command(
+    tarball: Annotated[Path, typer.Argument(help="A gpu_story.tar.gz (or the same layout).")],
+) -> None:
+    """Take into this checkout the stages another machine recorded, where they are current.
+
+    For a tarball of `benchmarks/gpu_story.py`: each stage it recorded comes into
+    `dvc.lock` with the files git keeps for it (metrics, curves, sweep reports and
+    journals), and stays only if DVC counts it current here (`dvc repro --allow-missing`'s
+    test: the same code, params and inputs). Then commit: `git add dvc.lock reports
+    data/sweeps`.
+    """
+    from attnlab.fanout.exclusive import only_fan_out
+    from attnlab.fanout.merge_record import merge_record
+
+    root = find_project_root(Path.cwd())
+    with only_fan_out(root):  # no fan-out writes dvc.lock meanwhile
+        merged = merge_record(root, tarball.resolve())
+    for line in merged.lines():
+        print(line)
+
+
+def _ask() -> bool:
+    """Yes at a prompt on a terminal; no answer (no terminal) is no."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        answer = input("Start it now? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _summary(module: str) -> str:
@@ -198,6 +257,7 @@ def build_app(load: Collection[str] | None = None) -> typer.Typer:
         help="Run the attnlab pipeline (`repro`, several stages at once) or one stage by hand.",
     )
     app.command("repro")(repro_command)
+    app.command("merge-record")(merge_record_command)
     for name, module_name in STAGES.items():
         if load is not None and name not in load:
             app.command(name, help=_summary(module_name))(_not_loaded)

@@ -7,11 +7,19 @@ starts afresh when its trials' code changes). All three read it here; a contract
 checks dvc.yaml against it. Paths are relative to the package folder (``src/attnlab``); a
 folder means every module in it, so an edit anywhere in it counts.
 
+Every record a stage writes states the code that wrote it (:func:`stamp`, under
+:data:`CODE`): per part of the stage's list (:data:`RECORDED`), a digest of its files. The
+report computes the same digests from the code in the checkout and leaves out, by name, a
+record whose digests differ (:func:`changed_parts`), so a page never averages runs of two
+code generations, and agrees with ``dvc status`` on what is stale: both read these lists.
+
 Only the standard library is imported here: the training code reads this at import time.
 """
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).parent
 
@@ -62,6 +70,62 @@ STAGES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The stages whose records the report reads, each with its own command module first and
+# then the library code its dvc.yaml entry declares (a contract test holds the two equal).
+# An extra-seeds stage (``train-extra``...) runs its family's command and states its
+# family's name. The download and bpe stages write no record the report reads.
+RECORDED: dict[str, tuple[str, ...]] = {
+    "tokenize": ("stages/tokenize.py", "data"),
+    "probes": ("stages/probes.py", "probes", "models", "architecture.py"),
+    "cost": ("stages/cost.py", "probes"),
+    "train": ("stages/train.py", *STAGES["train"]),
+    "evaluate": (
+        "stages/evaluate.py",
+        "evaluation",
+        "metrics",
+        "runs/model_folder.py",
+        "runs/along_weights.py",
+        "catalogue",
+        "models",
+        "architecture.py",
+        "training/capacity.py",
+        "data/batches.py",
+        "data/tokens.py",
+        "data/bpe.py",
+        "config/fingerprint.py",
+    ),
+    "sweep": ("stages/sweep.py", *STAGES["sweep"]),
+    "sweep-check": ("stages/sweep_check.py", *STAGES["sweep-check"]),
+    "winograd-data": (
+        "stages/winograd_data.py",
+        "catalogue/winograd.py",
+        "winograd/from_params.py",
+        "winograd/sentences.py",
+        "winograd/task_files.py",
+    ),
+    "winograd-train": ("stages/winograd_train.py", *STAGES["winograd-train"]),
+    "winograd-score": (
+        "stages/winograd_score.py",
+        "catalogue",
+        "winograd",
+        "runs/model_folder.py",
+        "models",
+        "architecture.py",
+    ),
+    "winograd-maps": (
+        "stages/winograd_maps.py",
+        "catalogue",
+        "winograd",
+        "runs/model_folder.py",
+        "models",
+        "architecture.py",
+    ),
+}
+# The stages whose records come from training (the report says "trained by other code").
+TRAINED = frozenset(("train", "sweep", "sweep-check", "winograd-train"))
+CODE = "code"  # the key of a record's code stamp
+
+
 def files(parts: Iterable[str]) -> list[Path]:
     """The modules ``parts`` name under the package, in order, each folder's sorted.
 
@@ -73,3 +137,53 @@ def files(parts: Iterable[str]) -> list[Path]:
         path = PACKAGE / part
         found.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
     return found
+
+
+def digest(parts: Iterable[str]) -> str:
+    """A SHA-256 of the modules ``parts`` name: each one's path (package-relative) and bytes."""
+    hashed = hashlib.sha256()
+    for file in files(parts):
+        hashed.update(str(file.relative_to(PACKAGE)).encode())
+        hashed.update(file.read_bytes())
+    return hashed.hexdigest()
+
+
+def code_digests(stage: str) -> dict[str, str]:
+    """Per part of ``stage``'s :data:`RECORDED` list, a short digest of its code as it is now."""
+    return {part: digest((part,))[:12] for part in RECORDED[stage]}
+
+
+def stamp(stage: str) -> dict[str, Any]:
+    """What a record of ``stage`` states of the code that wrote it (its :data:`CODE` value)."""
+    return {"stage": stage, "parts": code_digests(stage)}
+
+
+def changed_parts(
+    record: Mapping[str, Any], current: Mapping[str, Mapping[str, str]]
+) -> str | None:
+    """Why ``record`` was not written by the code ``current`` gives, or None when it was.
+
+    Args:
+        record: A record as a stage wrote it.
+        current: Per stage of :data:`RECORDED`, its :func:`code_digests` now.
+
+    Returns:
+        ``None``, or the reason in words: ``trained by other code (models/, training/
+        changed)``, or that the record predates code stamps.
+    """
+    stated = record.get(CODE)
+    if not isinstance(stated, Mapping) or stated.get("stage") not in current:
+        return "written before records stated their code (by code older than this checkout)"
+    stage = stated["stage"]
+    parts = stated.get("parts", {})
+    expected = current[stage]
+    changed = [_shown(part) for part in expected if parts.get(part) != expected[part]]
+    changed += [_shown(part) for part in parts if part not in expected]
+    if not changed:
+        return None
+    verb = "trained" if stage in TRAINED else "measured"
+    return f"{verb} by other code ({', '.join(changed)} changed)"
+
+
+def _shown(part: str) -> str:
+    return part if part.endswith(".py") else f"{part}/"

@@ -9,6 +9,7 @@ cores, so the test brings up one language model and one Winograd model and what 
 import json
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -70,3 +71,53 @@ def test_the_dry_run_prints_every_figure_and_packs_the_record(dvc_project, tmp_p
         "skipped": "no GPU: the run is on the CPU"
     }
     assert "budget.scale=0.002" in summary["overrides"] and 0 < summary["peak_fraction"] < 1
+
+
+def _merge(project, tarball) -> str:
+    attnlab = str(Path(sys.executable).parent / "attnlab")
+    return project.run(attnlab, "merge-record", str(tarball)).stdout
+
+
+def test_a_time_limited_run_merges_into_a_checkout_where_its_stages_are_current(
+    dvc_project, tmp_path
+):
+    evaluate = f"evaluate@ladder-mlp-{SEED}"
+    tarball = tmp_path / "gpu_story.tar.gz"
+    command = [sys.executable, "benchmarks/gpu_story.py", "--dry-run", "--jobs", "2"]
+    command += ["--time-limit", "10m", f"--target={evaluate}"]
+    command += ["--workdir", str(tmp_path / "story"), "--out", str(tarball)]
+    out = dvc_project.run(*command).stdout
+    assert "repro --time-limit 10m" in out and "--retrain" not in out, out
+    with tarfile.open(tarball) as tar:
+        lock = yaml.safe_load(_member(tar, "dvc.lock"))["stages"]
+        summary = json.loads(_member(tar, "summary.json"))
+        metrics = _member(tar, f"reports/metrics/ladder-mlp/seed-{SEED}/eval.json")
+    assert {f"train@ladder-mlp-{SEED}", evaluate, "tokenize"} <= lock.keys(), lock.keys()
+
+    # A checkout of other params (the story's budget): the trained stages are not current
+    # there and are left out; the data stages, whose params the story leaves, come in.
+    said = _merge(dvc_project, tarball)
+    assert f"train@ladder-mlp-{SEED}" in said and evaluate in said.split("left out", 1)[1], said
+    merged = yaml.safe_load((dvc_project.root / "dvc.lock").read_text())["stages"]
+    assert "tokenize" in merged and evaluate not in merged
+    run_metrics = dvc_project.root / f"reports/metrics/ladder-mlp/seed-{SEED}"
+    assert not list(run_metrics.glob("*.json"))  # the files it brought are gone again
+
+    # The same params as the story's run: every stage comes in, with its metrics, and
+    # nothing is left to run (the models stay on the other machine, as on a clone).
+    from attnlab.fanout.experiment import apply_params
+
+    apply_params(dvc_project.root, summary["overrides"])
+    dvc_project.run("git", "commit", "-qam", "the story's params")
+    said = _merge(dvc_project, tarball)
+    assert "left out" not in said, said
+    merged = yaml.safe_load((dvc_project.root / "dvc.lock").read_text())["stages"]
+    assert merged[evaluate] == lock[evaluate]
+    eval_json = dvc_project.root / f"reports/metrics/ladder-mlp/seed-{SEED}/eval.json"
+    assert eval_json.read_bytes() == metrics
+    attnlab = str(Path(sys.executable).parent / "attnlab")
+    again = dvc_project.run(attnlab, "repro", "--jobs", "2", evaluate).stdout
+    ran = {
+        line.split("] ", 1)[1].split(":")[0] for line in again.splitlines() if ": ran in " in line
+    }
+    assert "0 stages to bring up to date" in again and ran <= {"download", "bpe", "tokenize"}, again

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlab import result_code
 from attnlab.catalogue import protocol_variants_of
 from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping
@@ -57,7 +58,7 @@ ALONG = {"dk-1024-unscaled": [0, 1, 2, 3], "norm-post": [0, 1, 2]}
 
 def _expected_keys(variant: str, n_layer: int, n_head: int) -> set[str]:
     keys = {"val/ppl", "val/tokens", "train/ppl", "train/tokens", "wall_s", "protocol"}
-    keys.add(FINGERPRINT)
+    keys.update({FINGERPRINT, result_code.CODE})
     keys |= {"seed", "init_seed", "data_seed"}
     keys |= {"val/bpb", "train/bpb"}
     keys |= {f"params/{c}" for c in ("embedding", "position", "attention", "mlp", "norm")}

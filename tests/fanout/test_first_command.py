@@ -101,3 +101,32 @@ def test_a_one_knob_experiment_shows_its_knob_and_results_in_few_columns(record)
         command, cwd=record.root, env=wide, capture_output=True, text=True
     ).stdout
     assert "ladder-mlp.val/ppl" in readme and max(map(len, readme.splitlines())) <= 160, readme
+
+
+def test_the_first_command_asks_before_long_work_and_without_a_terminal_starts_none(
+    record, tmp_path
+):
+    clone = type(record)(tmp_path / "clone", record.env)
+    record.run("git", "clone", "-q", str(record.root), str(clone.root))
+    # A record whose training is stale and predicted at days: its measured wall time,
+    # what the forecast scales, edited by hand (the edit itself makes the stage stale).
+    metrics = clone.root / f"reports/metrics/ladder-mlp/seed-{SEED}/train.json"
+    measured = json.loads(metrics.read_text())
+    metrics.write_text(json.dumps({**measured, "wall_s": 1e6}))
+    attnlab = str(Path(sys.executable).parent / "attnlab")
+    done = subprocess.run(  # no terminal: the prompt's answer is no
+        [attnlab, "repro"],
+        cwd=clone.root,
+        env=clone.env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "the record is stale here: " in out and "nothing long was started" in out, out
+    stale = f"  train: 1 stage (outputs changed: reports/metrics/ladder-mlp/seed-{SEED}/train.json"
+    assert stale in out, out
+    assert "attnlab repro --time-limit 2h" in out and "attnlab repro --yes" in out
+    assert _ran(out) <= INPUTS | {"charts", "report"}, out  # the views, from what is current
+    assert not (clone.root / f"data/models/ladder-mlp/seed-{SEED}").exists()

@@ -15,6 +15,7 @@ import json
 import math
 from pathlib import Path
 
+from attnlab import result_code
 from attnlab.catalogue import along_of, experiments, experiments_of, measurements_for
 from attnlab.catalogue.winograd import WORDS
 from attnlab.config import load_params
@@ -53,7 +54,17 @@ def inputs(reports: Path) -> ReportInputs:
         PARAMS,
         ALIASES,
         tuple(VARIANTS),
+        code={stage: result_code.code_digests(stage) for stage in result_code.RECORDED},
     )
+
+
+def stamped(stage: str, payload: dict) -> dict:
+    """``payload`` as ``stage`` writes it: stamped with the code of this checkout."""
+    return {**payload, result_code.CODE: result_code.stamp(stage)}
+
+
+def _record(stage: str, path: Path, payload: dict) -> None:
+    _json(path, stamped(stage, payload))
 
 
 def _json(path: Path, payload: dict) -> None:
@@ -95,7 +106,8 @@ def along_record(measured: tuple[str, ...], i: int, seed: int) -> dict:
 def _variant(reports: Path, name: str, i: int, seed: int) -> None:
     ppl = (300.0 + 7.0 * i) * jitter(seed, i)
     measured = _measurements(name)
-    _json(
+    _record(
+        "train",
         reports / f"metrics/{name}/seed-{seed}/train.json",
         {
             "train/loss": math.log(ppl) - 0.05,
@@ -131,7 +143,7 @@ def _variant(reports: Path, name: str, i: int, seed: int) -> None:
     along = along_of(experiments_of(name, *(a for a, v in ALIASES.items() if v == name)))
     if along:
         record["along"] = along_record(along, i, seed)
-    _json(reports / f"metrics/{name}/seed-{seed}/eval.json", record)
+    _record("evaluate", reports / f"metrics/{name}/seed-{seed}/eval.json", record)
     losses = [{"step": s, "loss": (6.9 - 0.1 * s) * jitter(seed, s)} for s in range(1, 7)]
     _rows(reports / f"curves/{name}/seed-{seed}/train_loss.csv", losses, ",")
     _rows(
@@ -171,18 +183,20 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
     if unknown:  # a word that keeps nothing would make a partial run of the wrong shape
         raise ValueError(f"only: not an experiment id or a group: {sorted(unknown)}")
     keep = (lambda word: True) if only is None else (lambda word: word in only)
-    _json(reports / "metrics/corpus.json", {"chars": 1115394, "tokens": 459792})
+    _record("tokenize", reports / "metrics/corpus.json", {"chars": 1115394, "tokens": 459792})
     for i, name in enumerate(VARIANTS):
         if any(keep(key) for key in experiments_of(name)):
             for seed in SEEDS:
                 _variant(reports, name, i, seed)
     if keep("probes"):
-        _json(reports / "metrics/probes/e03.json", {"e03/last_row_max_abs_diff": 0.0})
-        _json(
+        _record("probes", reports / "metrics/probes/e03.json", {"e03/last_row_max_abs_diff": 0.0})
+        _record(
+            "probes",
             reports / "metrics/probes/e05.json",
             {"e05/var_over_d@4": 0.99, "e05/var_over_d@64": 1.01},
         )
-        _json(
+        _record(
+            "probes",
             reports / "metrics/probes/e15.json",
             {"e15/total/formula": 124_439_808, "e15/total/module": 124_439_808},
         )
@@ -191,7 +205,11 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
             [{"d": 4, "var": 3.96, "var_over_d": 0.99}, {"d": 64, "var": 64.6, "var_over_d": 1.01}],
         )
     if keep("cost"):
-        _json(reports / "metrics/cost.json", {"e14/naive/time_slope": 1.93, "e14/device": "cpu"})
+        _record(
+            "cost",
+            reports / "metrics/cost.json",
+            {"e14/naive/time_slope": 1.93, "e14/device": "cpu"},
+        )
         _rows(
             reports / "tables/e14_cost.tsv",
             [
@@ -212,8 +230,13 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
                     "winograd/sentences": 240,
                     "seed": seed,
                 }
-                _json(reports / f"metrics/winograd/{task}-{model}/seed-{seed}.json", record)
-                _json(
+                _record(
+                    "winograd-score",
+                    reports / f"metrics/winograd/{task}-{model}/seed-{seed}.json",
+                    record,
+                )
+                _record(
+                    "winograd-train",
                     reports / f"metrics/winograd/train/{task}-{model}/seed-{seed}.json",
                     {"train/loss": 0.1, "steps": 4, "wall_s": 0.5, "device": "cpu", "seed": seed},
                 )
@@ -222,14 +245,16 @@ def write_run(reports: Path, only: set[str] | None = None) -> Path:
                     [{"step": s, "loss": 3.0 / s * jitter(seed, s)} for s in range(1, 5)],
                     ",",
                 )
-        _json(
+        _record(
+            "winograd-data",
             reports / "metrics/winograd/data.json",
             {
                 task: {"train_sentences": 10, "held_out_sentences": 4}
                 for task in ("leaky", "closed")
             },
         )
-        _json(
+        _record(
+            "winograd-maps",
             reports / "tables/winograd/maps.json",
             {"variant": "closed-two-blocks", "x": "animal", "y": "street", "adjectives": maps()},
         )
@@ -263,7 +288,8 @@ def _sweep(folder: Path) -> None:
     rows.append({**rows[0], "number": 6, "state": "FAIL", "value": "", "wandb_run_id": "",
                  "note": "its worker stopped sending heartbeats (killed?)"})  # fmt: skip
     _rows(folder / "trials.csv", rows, ",")
-    _json(
+    _record(
+        "sweep",
         folder / "best.json",
         {
             "study": "sweep-dk",

@@ -36,7 +36,13 @@ def test_headline_keeps_the_comparable_numbers_and_drops_tables_and_strings():
     )
     verdicts = [_verdict(s) for s in (HOLDS, HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)]
     assert headline(results, verdicts) == {
-        "claims": {"holds": 2, "does_not_hold": 1, "inconclusive": 1, "not_run": 1},
+        "claims": {
+            "holds": 2,
+            "does_not_hold": 1,
+            "inconclusive": 1,
+            "stale": 0,
+            "not_run": 1,
+        },
         "ladder-mlp": {"val/ppl": 40.0, "val/bpb": 2.2, "n": 2},
         "winograd/closed-one-block": {"winograd/acc": 1.0, "n": 3},
         "sweep/dk": {"best/val/ppl": 76.4},

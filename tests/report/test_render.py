@@ -3,12 +3,13 @@
 The fabricated runs train every variant under two seeds (report_fabricate.SEEDS).
 """
 
+import json
 import re
 import shutil
 from html.parser import HTMLParser
 
 import pytest
-from report_fabricate import SEEDS, VARIANTS, inputs, write_run
+from report_fabricate import SEEDS, VARIANTS, inputs, stamped, write_run
 
 from attnlab.report import build_report, load_results
 from attnlab.report.sections import STORY
@@ -53,7 +54,7 @@ def full(full_run):
 def test_a_full_run_has_every_section_in_the_storys_order_and_every_claim_judged(full):
     page = _parse(full.index_html)
     ids = [entry.id for entry in STORY]
-    assert page.sections == ["claims", "inconclusive", *sorted(ids, key=_story_order)]
+    assert page.sections == ["record", "claims", "inconclusive", *sorted(ids, key=_story_order)]
     assert len(full.verdicts) == len(CLAIMS)
     statuses = {v.claim.id: v.status for v in full.verdicts}
     # The fabricated run measures every claim's inputs except the E03-E12 probes it skips.
@@ -196,10 +197,10 @@ def test_a_trained_row_with_only_an_unseeded_file_pairs_with_nothing(tmp_path):
     (warmup / "eval.json").parent.mkdir(parents=True)
     (warmup / "eval.json").write_text('{"val/ppl": 1.0}')
     (reports / "metrics/probes").mkdir(exist_ok=True)
-    (reports / "metrics/probes/e99.json").write_text('{"value": 2.0}')
+    (reports / "metrics/probes/e99.json").write_text(json.dumps(stamped("probes", {"value": 2})))
     results = load_results(inputs(reports))
     assert "norm-pre-warmup/eval" not in results.metrics
-    assert results.metrics["probes/e99"] == {None: {"value": 2.0}}  # an exact value stays
+    assert results.metrics["probes/e99"][None]["value"] == 2  # an exact value stays
     assert results.metrics["norm-pre/eval"].keys() == set(SEEDS)
     assert "metrics norm-pre-warmup/eval: a trained run's file without a seed" in (
         "\n".join(results.problems)

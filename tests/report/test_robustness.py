@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from report_fabricate import inputs, write_run
+from report_fabricate import inputs, stamped, write_run
 
 from attnlab.catalogue import CATALOGUE_FILE, experiment, parse_catalogue
 from attnlab.report import build_report, load_results
@@ -48,7 +48,7 @@ def _write(reports: Path, variant: str, ppl: float) -> None:
         path = reports / f"metrics/{variant}/seed-{seed}/eval.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         record = {"val/ppl": ppl * (1 + 0.003 * (seed - 2)), "seed": seed}
-        path.write_text(json.dumps(record))
+        path.write_text(json.dumps(stamped("evaluate", record)))
 
 
 def _table(reports: Path, runs: dict[str, dict[str, float]]):
@@ -129,15 +129,12 @@ def test_the_weights_rms_protocol_decides_e11_4_from_the_same_runs_other_keys(tm
             path = tmp_path / f"metrics/{variant}/seed-{seed}/eval.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             wiggle = 1 + 0.01 * (seed - 2)
-            path.write_text(
-                json.dumps(
-                    {
-                        "seed": seed,
-                        "grad_norm/ratio_last_first": every * wiggle,
-                        "grad_norm_weights_rms/ratio_last_first": matrices * wiggle,
-                    }
-                )
-            )
+            record = {
+                "seed": seed,
+                "grad_norm/ratio_last_first": every * wiggle,
+                "grad_norm_weights_rms/ratio_last_first": matrices * wiggle,
+            }
+            path.write_text(json.dumps(stamped("evaluate", record)))
     results = load_results(inputs(tmp_path))
     verdicts = judge_all(results)
     by_id = {v.claim.id: v for v in verdicts}
@@ -164,7 +161,8 @@ def test_early_stopping_decides_from_each_runs_lowest_curve_point_in_train_json(
         for seed in SEEDS:
             path = tmp_path / f"metrics/{variant}/seed-{seed}/train.json"
             best = EQUAL[variant] * (1 + 0.003 * (seed - 2))
-            path.write_text(json.dumps({"seed": seed, "best/step": 600, "best/val/ppl": best}))
+            record = {"seed": seed, "best/step": 600, "best/val/ppl": best}
+            path.write_text(json.dumps(stamped("train", record)))
     results = load_results(inputs(tmp_path))
     by_id = {v.claim.id: v for v in judge_all(results)}
     found = claims_under_protocols("E11", experiment("E11"), results, by_id)

@@ -14,6 +14,7 @@ from report_fabricate import SEEDS, VARIANTS, inputs, write_run
 
 from attnlab.config.fingerprint import EVAL, FINGERPRINT, TRAIN, RunConfiguration
 from attnlab.report import build_report
+from attnlab.verdicts import STALE
 
 CURRENT = {TRAIN: "1" * 16, EVAL: "2" * 16}  # the fingerprints the params give (made up)
 # What report_fabricate's train.json states: 6 steps of 64 x 128 tokens in float32.
@@ -50,14 +51,16 @@ def test_a_run_of_another_budget_is_left_out_named_and_the_tally_is_the_matching
         "ladder-mlp seed 2: train.json steps 1, params give 6",
     ]
     for page in (mixed.markdown, mixed.index_html):
-        assert "Runs left out as stale" in page
-        assert "ladder-mlp seed 2: train.json steps 1, params give 6" in page
+        assert "Left out as stale" in page
+        assert "1 records: steps 1, params give 6" in page  # the reasons, counted
+    assert "ladder-mlp seed 2: train.json steps 1, params give 6" in mixed.index_html
     seed_1 = json.loads((run_1 / "eval.json").read_text())["val/ppl"]
     assert mixed.headline["ladder-mlp"]["val/ppl"] == seed_1
     assert mixed.headline["ladder-mlp"]["n"] == 1
     assert mixed.summary["ladder-mlp/eval"]["val/ppl"]["seeds"].keys() == {"1"}
 
-    # The same record without the stale runs gives the same verdicts, tally and headline.
+    # A claim that reads a run left out is stale, never decided from the rest; the claims
+    # that read neither run are decided as the same record without them decides them.
     matching = write_run(tmp_path / "matching" / "reports", only={"E02"})
     for run in ("ladder-mlp/seed-2", "ladder-average/seed-2"):
         for kind in ("metrics", "curves"):
@@ -65,8 +68,16 @@ def test_a_run_of_another_budget_is_left_out_named_and_the_tally_is_the_matching
     shutil.copytree(run_1, matching / "metrics/ladder-mlp/seed-1", dirs_exist_ok=True)
     alone = build_report(_inputs(matching))
     assert alone.stale == []
-    assert [v.status for v in mixed.verdicts] == [v.status for v in alone.verdicts]
-    assert mixed.headline == alone.headline
+    for mixed_verdict, alone_verdict in zip(mixed.verdicts, alone.verdicts, strict=True):
+        if {"ladder-mlp", "ladder-average"} & set(mixed_verdict.variants):
+            assert mixed_verdict.status == STALE, mixed_verdict.claim.id
+            assert mixed_verdict.evidence.startswith("awaiting 1 of 4 runs: ladder-")
+        else:
+            assert mixed_verdict.status == alone_verdict.status, mixed_verdict.claim.id
+    assert mixed.headline["claims"]["stale"] > 0
+    assert {k: v for k, v in mixed.headline.items() if k != "claims"} == {
+        k: v for k, v in alone.headline.items() if k != "claims"
+    }
 
 
 def test_a_seed_params_no_longer_list_is_stale_and_a_record_without_fingerprint_is_read(

@@ -11,6 +11,10 @@ time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
 comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
 the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
+Work predicted to be long starts only when asked: otherwise the report is rendered from
+what is current, and what is stale, why (:mod:`~attnlab.fanout.stale`) and the commands
+that continue are printed; ``--time-limit`` runs what fits in a slice of compute
+(:mod:`~attnlab.fanout.time_limit`).
 """
 
 import contextlib
@@ -18,7 +22,8 @@ import dataclasses
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -35,7 +40,7 @@ from attnlab.fanout.experiment import (
 from attnlab.fanout.forecast import LONG_S, Forecast, clock, forecast
 from attnlab.fanout.launcher import LOG_FOLDER, FanOut, FanOutResult
 from attnlab.fanout.mps import CONTROL, MpsMode, decide, mps_daemon
-from attnlab.fanout.phases import first_plan, merged, with_views
+from attnlab.fanout.phases import VIEWS, first_plan, merged, with_views
 from attnlab.fanout.plan import StagePlan, prune, read_plan
 from attnlab.fanout.resources import (
     Resources,
@@ -45,6 +50,8 @@ from attnlab.fanout.resources import (
     visible_devices,
 )
 from attnlab.fanout.slurm import SlurmExecutor, settings_of
+from attnlab.fanout.stale import stale_summary
+from attnlab.fanout.time_limit import TimeLimit, parse_duration
 from attnlab.fanout.wandb_runs import offline_runs, sync_line
 
 Executor = Literal["local", "slurm"]
@@ -55,6 +62,7 @@ __all__ = [
     "FanOutResult",
     "Resources",
     "StagePlan",
+    "parse_duration",
     "plan_resources",
     "prune",
     "read_plan",
@@ -75,6 +83,8 @@ def repro(
     seed_groups: bool = True,
     mps: MpsMode = "off",
     executor: Executor = "local",
+    time_limit: float | None = None,
+    confirm: Callable[[], bool] | None = None,
     out: TextIO = sys.stdout,
 ) -> FanOutResult:
     """Bring ``targets`` (default: the whole pipeline) up to date, several stages at once.
@@ -97,11 +107,17 @@ def repro(
         executor: ``local``: the stages run on this machine; ``slurm``: every unit (a
             seed group, a lone stage) is a SLURM job asking what ``runtime.slurm`` says
             (:mod:`~attnlab.fanout.slurm`), ``jobs`` of them in the queue at once.
+        time_limit: Seconds of this slice: start only what fits, stop at the limit, and
+            say what is left (:mod:`~attnlab.fanout.time_limit`). None: no limit.
+        confirm: Asked before work predicted over :data:`LONG_S` without a time limit;
+            first the report is rendered from what is current and the stale stages are
+            told. False ends the run there (done, nothing long started). None: no asking.
         out: Where the progress lines go.
 
     Raises:
         AttnlabError: bad arguments, an invalid override, or DVC cannot plan the run.
     """
+    began = time.monotonic()  # a time limit counts the inputs' rebuild too
     environ = dict(os.environ)
     slurm = None
     if executor == "slurm":
@@ -144,19 +160,44 @@ def repro(
         change.announce(plan.order, out)
         if experiment is not None and targets:
             plan = with_views(plan)  # the experiment's metrics and charts show its runs
+        asking = confirm is not None and time_limit is None
         on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
-        predicted = _forecast(root, plan, resources, on_gpu, out)
+        predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
         if slurm is not None:
             slurm.forecast = predicted  # each job's --time
+        limit = None
+        if time_limit is not None and predicted is not None:
+            limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root), began)
+        elif asking and predicted is not None and predicted.wall_s > LONG_S:
+            views = StagePlan(tuple(name for name in plan.order if name in VIEWS))
+            short = FanOut(
+                root, views, resources, environ, out, allow_missing, None, seed_groups, start
+            )
+            result = merged(result, short.run())
+            _tell_plan(root, plan, predicted, out)
+            if not result.ok or not confirm():
+                result.left = [name for name in plan.order if name not in VIEWS]
+                return result
         fan_out = FanOut(
-            root, plan, resources, environ, out, allow_missing, predicted, seed_groups, start
+            root,
+            plan,
+            resources,
+            environ,
+            out,
+            allow_missing,
+            predicted,
+            seed_groups,
+            start,
+            limit,
         )
         result = merged(result, fan_out.run())
+        if limit is not None and result.left + result.stopped:
+            print(limit.left_line(result.ran + result.up_to_date), file=out)
     wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
     line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
     if line:
         print(line, file=out)
-    if experiment is not None and result.ok:
+    if experiment is not None and result.ok and not (result.left or result.stopped):
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
@@ -186,8 +227,40 @@ def _served(
             yield served, dataclasses.replace(resources, renumbered=True)
 
 
+def _sweep_trials(root: Path) -> dict[str, int]:
+    """Each sweep stage's trials (a time limit admits a sweep one trial at a time)."""
+    from attnlab.config import load_params
+
+    studies = load_params(root / "params.yaml").sweeps.studies
+    return {f"sweep@{name}": study.trials for name, study in studies.items()}
+
+
+def _tell_plan(root: Path, plan: StagePlan, predicted: Forecast, out: TextIO) -> None:
+    """What is stale and why, by experiment, and the commands that bring it up to date."""
+    stale = [name for name in plan.order if name not in VIEWS]
+    print(f"the record is stale here: {len(stale)} stages to run, by experiment:", file=out)
+    for line in stale_summary(root, StagePlan(tuple(stale))):
+        print(line, file=out)
+    print(
+        f"predicted: {clock(predicted.wall_s)} on this machine; nothing long was started.\n"
+        "Continue with one of:\n"
+        "  attnlab repro --time-limit 2h   what fits in 2 hours (any duration: 90m, 1h30m); "
+        "the same command continues\n"
+        "  attnlab repro --yes             all of it now (Ctrl-C stops it; rerun continues)\n"
+        "  attnlab repro --retrain         all of it, and every model absent here too, "
+        "as plain dvc repro",
+        file=out,
+        flush=True,
+    )
+
+
 def _forecast(
-    root: Path, plan: StagePlan, resources: Resources, on_gpu: bool, out: TextIO
+    root: Path,
+    plan: StagePlan,
+    resources: Resources,
+    on_gpu: bool,
+    out: TextIO,
+    show_longest: bool = True,
 ) -> Forecast | None:
     """The plan's forecast from the record, announced; its stages listed when it is long."""
     if not plan.order:
@@ -199,7 +272,7 @@ def _forecast(
     predicted = forecast(costs, plan.order, plan.needs, resources.jobs, on_gpu)
     wall = predicted.wall_s
     print(f"predicted: {clock(wall)} on this machine (from {predicted.basis})", file=out)
-    if wall > LONG_S:
+    if wall > LONG_S and show_longest:
         print(f"the longest of the {len(plan.order)} planned stages:", file=out)
         for line in predicted.plan_lines():
             print(line, file=out)

@@ -5,10 +5,12 @@ whose upstream stages have finished while a place is free, prints one line per f
 stage with the overall progress and the time left that the record's costs predict
 (:mod:`~attnlab.fanout.forecast`), retries a stage that
 lost a race for one of DVC's locks, and keeps running what does not depend on a failed
-stage. SIGINT or SIGTERM stops starting stages, passes SIGTERM to every running stage's
-command and waits for each to save its state and exit, so a rerun continues from the
-checkpoints. The outputs of every stage it began and did not finish (stopped or failed)
-are then restored (:mod:`~attnlab.fanout.restore`): the work tree is as it was found.
+stage. With a time limit (:mod:`~attnlab.fanout.time_limit`) it starts only what fits
+before the limit, and stops at the limit as at a signal. SIGINT or SIGTERM stops starting
+stages, passes SIGTERM to every running stage's command and waits for each to save its
+state and exit, so a rerun continues from the checkpoints. The outputs of every stage it
+began and did not finish (stopped or failed) are then restored
+(:mod:`~attnlab.fanout.restore`): the work tree is as it was found.
 """
 
 import signal
@@ -36,6 +38,7 @@ from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
 from attnlab.fanout.restore import restore_outputs
 from attnlab.fanout.seed_groups import launch_units, runs_as_group
+from attnlab.fanout.time_limit import TimeLimit
 
 POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
@@ -52,13 +55,16 @@ class FanOutResult:
     failed: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  # not started: they did not fit the limit
+    out_of_time: bool = False  # the time limit stopped the stages in ``stopped``
     signal: int | None = None
     logs: dict[str, Path] = field(default_factory=dict)  # each started stage's log
 
     @property
     def ok(self) -> bool:
-        """Every planned stage finished (ran or was found up to date)."""
-        return not (self.failed or self.blocked or self.stopped) and self.signal is None
+        """Nothing failed or was interrupted; under a time limit, stages may be left."""
+        stopped = bool(self.stopped) and not self.out_of_time
+        return not (self.failed or self.blocked or stopped) and self.signal is None
 
 
 class _Stop:
@@ -97,6 +103,7 @@ class FanOut:
             (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
         start: What starts a unit: a local child (:meth:`Child.start`), or a SLURM job
             (:meth:`~attnlab.fanout.slurm.SlurmExecutor.start`), with the same arguments.
+        limit: Start only what fits before it, stop at it (None: run the whole plan).
     """
 
     root: Path
@@ -108,6 +115,7 @@ class FanOut:
     forecast: Forecast | None = None
     seed_groups: bool = True
     start: Callable[..., Unit] = Child.start
+    limit: TimeLimit | None = None
     _running: dict[str, Unit] = field(default_factory=dict)  # by each stage it runs
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
@@ -124,25 +132,42 @@ class FanOut:
             + (f", on GPUs {','.join(self.resources.devices)}" if self.resources.devices else "")
         )
         with _Stop() as stop:
-            while stop.signal is None:
-                self._collect(result)
-                self._start_ready(result)
-                if not self._running and not self._waiting(result):
-                    break
-                time.sleep(POLL_S)
+            self._loop(stop, result)
+            if stop.signal is None and self.limit is not None and self.limit.reached:
+                # A model is not carried to another machine: the evaluations of those
+                # trained here run past the limit (seconds), everything else stops.
+                result.out_of_time = True
+                self._stop_all(result, "time limit", spare=self.limit.owed)
+                self._loop(stop, result)
             if stop.signal is not None:
                 result.signal = stop.signal
-                self._stop_all(result)
+                self._stop_all(result, signal.Signals(stop.signal).name)
             # Still under _Stop: a second Ctrl-C must not cut the restore short.
             self._restore()
         result.blocked = sorted(self.plan.blocked_by(result.failed))
+        gone = self._settled(result) | set(result.stopped)
+        result.left = [name for name in self.plan.order if name not in gone]
         return result
+
+    def _loop(self, stop: _Stop, result: FanOutResult) -> None:
+        """Start and collect stages until none is left, a signal, or the time limit."""
+        while stop.signal is None:
+            self._collect(result)
+            if self.limit is not None and self.limit.reached and not result.out_of_time:
+                return
+            self._start_ready(result)
+            if not self._running and not self._waiting(result):
+                return
+            time.sleep(POLL_S)
 
     def _settled(self, result: FanOutResult) -> set[str]:
         return self._done | set(result.failed) | self.plan.blocked_by(result.failed)
 
     def _waiting(self, result: FanOutResult) -> bool:
         """Whether some planned stage can still start (now or after a lock retry)."""
+        if self.limit is not None:  # what does not fit now never will: the time only shrinks
+            ready = self.plan.ready(self._done, self._settled(result) | set(self._running))
+            return any(self.limit.fits(name) for name in ready)
         return any(
             name not in self._running and name not in self._settled(result)
             for name in self.plan.order
@@ -159,9 +184,13 @@ class FanOut:
             name
             for name in self.plan.ready(self._done, settled | set(self._running))
             if self._retry_at.get(name, 0.0) <= now
+            and (self.limit is None or self.limit.fits(name))
         ]
         free = self.resources.jobs - len(self._children())
-        for stages in launch_units(ready, free, self.seed_groups):
+        for unit in launch_units(ready, free, self.seed_groups):
+            stages = unit if self.limit is None else self.limit.admit(unit)
+            if not stages:
+                continue
             busy = Counter(child.device for child in self._children() if child.device)
             device = self.resources.pick_device(busy)
             attempt = max(self._attempts[name] for name in stages) + 1
@@ -211,6 +240,8 @@ class FanOut:
 
     def _finished(self, name: str, child: Unit, output: str, result: FanOutResult) -> None:
         self._done.add(name)
+        if self.limit is not None:
+            self.limit.note_finished(name)
         kind = outcome(output, name)
         (result.ran if kind == "ran" else result.up_to_date).append(name)
         grouped = f" (with {len(child.stages) - 1} other seed(s))" if len(child.stages) > 1 else ""
@@ -228,20 +259,27 @@ class FanOut:
             line += f", about {clock(self.forecast.time_left(unfinished, running))} left"
         self._say(line)
 
-    def _stop_all(self, result: FanOutResult) -> None:
-        name = signal.Signals(result.signal).name if result.signal else "a signal"
-        self._say(f"{name}: stopping {len(self._running)} running stage(s) at their next step")
+    def _stop_all(
+        self, result: FanOutResult, why: str, spare: Callable[[str], bool] = lambda _: False
+    ) -> None:
+        """Stop the running stages (not those ``spare`` keeps running), and settle them."""
+        stopping = [c for c in self._children() if not all(map(spare, c.stages))]
+        if not stopping:
+            return
+        names = [stage for child in stopping for stage in child.stages]
+        self._say(f"{why}: stopping {len(names)} running stage(s) at their next step")
         deadline = time.monotonic() + STOP_GRACE_S
-        while any(child.group_alive() for child in self._children()):
+        while any(child.group_alive() for child in stopping):
             late = time.monotonic() > deadline
-            for child in self._children():
+            for child in stopping:
                 # Again each turn: a command DVC starts meanwhile is stopped too.
                 if late:
                     child.kill()
                 else:
                     child.stop()
             time.sleep(POLL_S)
-        for stage, child in sorted(self._running.items()):
+        for stage in sorted(names):
+            child = self._running.pop(stage)
             output = child.output()
             if child.poll() == 0 or recorded(output, stage):  # DVC (or its group) recorded it
                 self._finished(stage, child, output, result)
@@ -249,7 +287,6 @@ class FanOut:
             result.stopped.append(stage)
             if touched_outputs(output, stage):
                 self._to_restore.append(stage)
-        self._running.clear()
         self._say("stopped; rerun the same command to continue from the checkpoints")
 
     def _restore(self) -> None:

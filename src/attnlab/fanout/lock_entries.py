@@ -39,7 +39,7 @@ def _rendered(entry: dict[str, Any]) -> str:
     return text[len(_STAGES) :]
 
 
-def _blocks(text: str) -> tuple[str, dict[str, str]] | None:
+def split_blocks(text: str) -> tuple[str, dict[str, str]] | None:
     """The file's text before its stage blocks, and each stage's block by name.
 
     None when the file is not DVC's plain ``schema`` + ``stages`` shape.
@@ -65,7 +65,7 @@ def _written_in_place(lockfile: Any, stages: Sequence[Any]) -> bool:
     from dvc.stage import serialize
 
     path = Path(lockfile.path)
-    parsed = _blocks(path.read_text(encoding="utf-8")) if path.exists() else None
+    parsed = split_blocks(path.read_text(encoding="utf-8")) if path.exists() else None
     if parsed is None:
         return False
     head, blocks = parsed

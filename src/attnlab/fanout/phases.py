@@ -75,7 +75,7 @@ def with_views(plan: StagePlan) -> StagePlan:
     added = tuple(name for name in VIEWS if name not in plan.order)
     before = frozenset(plan.order)
     needs = {**plan.needs, **{name: before for name in added}}
-    return StagePlan(plan.order + added, needs)
+    return StagePlan(plan.order + added, needs, plan.considered)
 
 
 def merged(first: FanOutResult, then: FanOutResult) -> FanOutResult:
@@ -86,6 +86,8 @@ def merged(first: FanOutResult, then: FanOutResult) -> FanOutResult:
         failed=first.failed + then.failed,
         blocked=first.blocked + then.blocked,
         stopped=first.stopped + then.stopped,
+        left=first.left + then.left,
+        out_of_time=first.out_of_time or then.out_of_time,
         signal=then.signal if then.signal is not None else first.signal,
         logs={**first.logs, **then.logs},
     )

@@ -16,6 +16,7 @@ cache, or an input whose producer is current) is current, as in ``dvc repro
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +31,13 @@ class StagePlan:
     Attributes:
         order: Stage names (DVC addressing, e.g. ``train@ladder-mlp-1337``), upstream first.
         needs: For each planned stage, the planned stages that must finish before it.
+        considered: The stages the plan was chosen from (the targets and their upstream
+            stages), planned or current; 0 when not known.
     """
 
     order: tuple[str, ...]
     needs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    considered: int = 0
 
     def ready(self, done: Iterable[str], started: Iterable[str]) -> list[str]:
         """Stages not yet started whose planned upstream stages have all finished."""
@@ -98,7 +102,7 @@ def plan_of(graph: DvcGraph, targets: Sequence[str], allow_missing: bool = False
     upstream = {
         stage.addressing: [dep.addressing for dep in sub.successors(stage)] for stage in stages
     }
-    return prune(upstream, changed, order)
+    return dataclasses.replace(prune(upstream, changed, order), considered=len(order))
 
 
 def read_plan(

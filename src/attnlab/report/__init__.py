@@ -17,6 +17,7 @@ from attnlab.report.aggregates import aggregates
 from attnlab.report.demo import demo_payload, render_demo
 from attnlab.report.headline import headline
 from attnlab.report.inputs import ReportInputs, Results, load_results
+from attnlab.report.record_state import record_state
 from attnlab.report.render import render_html, render_markdown
 from attnlab.report.robustness_table import robustness_tables
 from attnlab.report.sections import build_sections
@@ -28,8 +29,8 @@ from attnlab.verdicts.robustness import robustness
 class Report:
     """The rendered report: the page, its Markdown twin, the demo, and every verdict.
 
-    ``summary`` holds the aggregates over seeds, by metrics source; ``stale`` names the runs
-    left out because their records were made under other params.
+    ``summary`` holds the aggregates over seeds, by metrics source; ``stale`` names the
+    records left out because other params or other code made them.
     """
 
     index_html: str
@@ -47,9 +48,11 @@ def build_report(inputs: ReportInputs) -> Report:
     verdicts = judge_all(results)
     sections = build_sections(results)
     tables = robustness_tables(robustness(results, verdicts))
+    state = record_state(results, verdicts, inputs.code)
+    rendered = (sections, verdicts, results.problems, tables, results.stale, state)
     return Report(
-        index_html=render_html(sections, verdicts, results.problems, tables, results.stale),
-        markdown=render_markdown(sections, verdicts, results.problems, tables, results.stale),
+        index_html=render_html(*rendered),
+        markdown=render_markdown(*rendered),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
         headline=headline(results, verdicts),

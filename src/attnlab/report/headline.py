@@ -15,13 +15,19 @@ listed once under the variant's name.
 from typing import Any
 
 from attnlab.report.inputs import Results
-from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Verdict
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, Verdict
 
 EVAL_SUFFIX = "/eval"
 VARIANT_KEYS = ("val/ppl", "val/bpb")
 WINOGRAD_PREFIX = "winograd/"
 WINOGRAD_KEY = "winograd/acc"
-TALLY = {HOLDS: "holds", FAILS: "does_not_hold", INCONCLUSIVE: "inconclusive", NOT_RUN: "not_run"}
+TALLY = {
+    HOLDS: "holds",
+    FAILS: "does_not_hold",
+    INCONCLUSIVE: "inconclusive",
+    STALE: "stale",
+    NOT_RUN: "not_run",
+}
 
 
 def _numbers(results: Results, source: str, keys: tuple[str, ...]) -> dict[str, float]:

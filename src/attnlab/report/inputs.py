@@ -19,13 +19,21 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attnlab.errors import AttnlabError
 from attnlab.paths import BEST_TRIAL, TRIALS, read_metrics
-from attnlab.report.stale import Configurations, drop_stale_runs
+from attnlab.report.stale import (
+    CodeDigests,
+    Configurations,
+    drop_other_code_document,
+    drop_stale_runs,
+    run_of,
+)
+from attnlab.verdicts.rules import Awaited
 from attnlab.verdicts.stats import Seed, Summary, summarise
 
 Point = tuple[float, float]
@@ -55,7 +63,12 @@ class ReportInputs:
             theirs without a seed is a stale record, never a value for every seed.
         configurations: per variant, per seed of params ``seeds``, the configuration the
             params give its run (:mod:`attnlab.report.stale`): a run whose records state
-            another is left out. Empty: no run is judged.
+            another is left out. Empty: no run is judged by its params.
+        code: per stage of :data:`attnlab.result_code.RECORDED`, the digests of its code
+            in the checkout: a record that states other code is left out, and the claims
+            that read it are stale. ``None``: no record is judged by its code.
+        seeds: per run the params expect (a variant of ``variants`` or of the Winograd
+            task), its seeds: a claim reading a run with fewer current seeds is stale.
     """
 
     metrics: Path
@@ -67,6 +80,8 @@ class ReportInputs:
     aliases: dict[str, str] = field(default_factory=dict)
     variants: tuple[str, ...] = ()
     configurations: Configurations = field(default_factory=dict)
+    code: CodeDigests | None = None
+    seeds: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,7 +100,9 @@ class Results:
     ``metrics`` and ``curves`` hold one entry per seed of each source
     (``metrics["ladder-mlp/eval"][1]`` is seed 1's record), as found on disk; the lookups
     below read an alias row's source (``aliases``: row -> variant) from its variant's.
-    ``stale`` names the runs left out because their records were made under other params.
+    ``stale`` names the records left out because other params or other code made them,
+    ``left_out`` holds their seeds per run, and ``expected`` the seeds of each run the
+    params expect (:meth:`awaiting` compares the two).
     """
 
     metrics: dict[str, Runs] = field(default_factory=dict)
@@ -98,6 +115,47 @@ class Results:
     problems: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
+    left_out: dict[str, set[Seed]] = field(default_factory=dict)
+    expected: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def awaiting(self, sources: Iterable[tuple[str, bool]]) -> Awaited:
+        """The runs ``sources`` read that are not current, and how many runs they read.
+
+        Args:
+            sources: Each measurement's source, and whether it is exact (made once).
+
+        A run is one seed of one variant (:func:`~attnlab.report.stale.run_of`), or a
+        record made once. A seeded source's run is expected under its params seeds (or,
+        for a run the params do not list, under the seeds found or left out) and is
+        current when a record of it was read for that seed. An exact source's record is
+        awaited only when it was left out as stale.
+
+        Returns:
+            The awaited runs, one line each (``ladder-mlp seed 1338``), of how many.
+        """
+        runs: dict[str, set[Seed]] = {}
+        read: dict[str, set[Seed]] = {}
+        for source, exact in sources:
+            resolved = self.resolve(source)
+            run = run_of(resolved)
+            left = self.left_out.get(run, set())
+            if exact:
+                found, expected = ({None} - left), {None}
+            else:
+                found = set(self.metrics.get(resolved, {}))
+                expected = set(self.expected.get(run, ())) or found | left
+            runs.setdefault(run, set()).update(expected)
+            read.setdefault(run, set()).update(found)
+        pairs = [
+            (run, seed)
+            for run, seeds in runs.items()
+            for seed in sorted(seeds - read[run], key=lambda s: (s is not None, s))
+        ]
+        return Awaited(
+            [run if seed is None else f"{run} seed {seed}" for run, seed in pairs],
+            sum(len(seeds) for seeds in runs.values()),
+            sum(seed in self.left_out.get(run, ()) for run, seed in pairs),
+        )
 
     def resolve(self, source: str) -> str:
         """``source`` with an alias row replaced by its variant (``depth-1/eval`` -> its runs').
@@ -206,21 +264,28 @@ def load_results(inputs: ReportInputs) -> Results:
         _drop_unseeded_runs(found, kind, set(inputs.variants), results.problems)
     for kind, found in (("metrics", results.metrics), ("curves", results.curves)):
         _drop_alias_files(found, kind, results.aliases, results.problems)
-    results.stale = drop_stale_runs(results.metrics, results.curves, inputs.configurations)
+    stale = drop_stale_runs(
+        results.metrics, results.curves, inputs.configurations, inputs.code, inputs.variants
+    )
     for path in _files(inputs.tables, ".tsv"):
         rows = _read(path, results.problems, _read_tsv)
         if rows is not None:
             results.tables[_name(path, inputs.tables)] = rows
     for path in _files(inputs.tables, ".json"):  # records too nested for a metrics file
         record = _read(path, results.problems, read_metrics)
-        if record is not None:
-            results.documents[_name(path, inputs.tables)] = record
+        name = _name(path, inputs.tables)
+        if record is not None and not drop_other_code_document(name, record, inputs.code, stale):
+            results.documents[name] = record
     for suffix in FIGURE_SUFFIXES:
         for path in _files(inputs.figures, suffix):
             results.figures[path.relative_to(inputs.figures).as_posix()] = path
     if inputs.sweeps.is_dir():
         for folder in sorted(p for p in inputs.sweeps.iterdir() if p.is_dir()):
-            results.sweeps[folder.name] = _read_sweep(folder, results.problems)
+            sweep = _read_sweep(folder, results.problems)
+            if not drop_other_code_document(f"sweep {folder.name}", sweep.best, inputs.code, stale):
+                results.sweeps[folder.name] = sweep
+    results.stale, results.left_out = stale.lines, stale.seeds
+    results.expected = dict(inputs.seeds)
     return results
 
 

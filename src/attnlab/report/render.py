@@ -19,11 +19,18 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from attnlab.report.content import MISSING, Section, Table
+from attnlab.report.record_state import RecordState
 from attnlab.report.verdict_text import basis, deciding_runs
-from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STATUSES, Verdict
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, STATUSES, Verdict
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
-BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive", NOT_RUN: "notrun"}
+BADGE = {
+    HOLDS: "holds",
+    FAILS: "fails",
+    INCONCLUSIVE: "inconclusive",
+    STALE: "stale",
+    NOT_RUN: "notrun",
+}
 
 
 def counts(verdicts: list[Verdict], skip_zeros: bool = False) -> str:
@@ -74,6 +81,7 @@ def _context(
     problems: list[str],
     robustness: Mapping[str, Table] | None,
     stale: Sequence[str],
+    state: RecordState | None,
 ) -> dict[str, Any]:
     """What both templates read: every section with its own verdicts, and the rest."""
     return {
@@ -84,6 +92,7 @@ def _context(
         "problems": problems,
         "robustness": robustness or {},
         "stale": stale,
+        "state": state,
     }
 
 
@@ -93,14 +102,16 @@ def render_html(
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
     stale: Sequence[str] = (),
+    state: RecordState | None = None,
 ) -> str:
     """The whole report as one HTML page (CSS and figures inline, no script, no link out).
 
     ``robustness``: by experiment id, its claims under its other protocols, shown after
-    its claims. ``stale``: the runs left out, one line each, shown before the claims.
+    its claims. ``stale``: the records left out, one line each, listed under ``state``, the
+    record's state, which the page opens with (``None``: a page without it).
     """
     page = PAGE.get_template("index.html")
-    return page.render(_context(sections, verdicts, problems, robustness, stale))
+    return page.render(_context(sections, verdicts, problems, robustness, stale, state))
 
 
 def render_markdown(
@@ -109,7 +120,8 @@ def render_markdown(
     problems: list[str],
     robustness: Mapping[str, Table] | None = None,
     stale: Sequence[str] = (),
+    state: RecordState | None = None,
 ) -> str:
     """The same tables and verdicts as the page, in Markdown (figures: see index.html)."""
     markdown = MARKDOWN.get_template("REPORT.md")
-    return markdown.render(_context(sections, verdicts, problems, robustness, stale))
+    return markdown.render(_context(sections, verdicts, problems, robustness, stale, state))

@@ -1,23 +1,60 @@
-"""Stale runs: a trained run whose records were made under other params is left out, by name.
+"""Stale runs: a record made under other params, or by other code, is left out, by name.
 
 Every trained row of docs/catalogue.md averages its seeds' runs, so one run of another
 configuration (a 15-step run of ``attnlab repro -S budget.scale=0.005`` beside 3000-step
-ones) would move the mean and every verdict that reads it, silently. A run is one variant
-under one seed: its ``train.json`` and ``eval.json`` must state the configuration the
-current params give it (:mod:`attnlab.config.fingerprint`), and its seed must be one of
-params ``seeds``. A run that does not is dropped whole (its metrics and its curves), and
-the report names it with the reason, so its rows read the matching runs only.
+ones) or of older code (trained before an edit of ``training/``) would move the mean and
+every verdict that reads it, silently. A run is one variant under one seed: its
+``train.json`` and ``eval.json`` must state the configuration the current params give it
+(:mod:`attnlab.config.fingerprint`) and the code the checkout holds
+(:func:`attnlab.result_code.changed_parts`), and its seed must be one of its seeds in the
+params. A run that does not is dropped whole (its metrics and its curves). Every other
+record (a Winograd run's, a probe's, the cost table's) must state the code too. The report
+names each record left out with the reason, and :meth:`StaleRecords.seeds` tells the
+verdicts which runs a claim is still awaiting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from attnlab.config.fingerprint import EVAL, TRAIN, RunConfiguration
+from attnlab.result_code import changed_parts
+from attnlab.verdicts.claims import variant_of
 from attnlab.verdicts.stats import Seed
 
-# Per variant, per seed of params ``seeds``: the configuration the params give its run.
+# Per variant, per seed of its params seeds: the configuration the params give its run.
 Configurations = Mapping[str, Mapping[int, RunConfiguration]]
+# Per stage of attnlab.result_code.RECORDED, the digests of its code in the checkout.
+CodeDigests = Mapping[str, Mapping[str, str]]
+WINOGRAD_TRAINING = "winograd/train/"  # a Winograd run's training record, beside its score's
+
+
+def run_of(source: str) -> str:
+    """The run a record of ``source`` belongs to (its variant, or the record itself).
+
+    A variant's ``train`` and ``eval`` records are one run; so are a Winograd variant's
+    training record (``winograd/train/<variant>``) and its score (``winograd/<variant>``).
+    """
+    return variant_of(source.replace(WINOGRAD_TRAINING, "winograd/", 1))
+
+
+@dataclass
+class StaleRecords:
+    """The records left out: one line each, and per run the seeds it lost.
+
+    Attributes:
+        lines: ``ladder-mlp seed 1337: train.json steps 15, params give 3000``.
+        seeds: Per run (:func:`run_of`), the seeds left out (``None``: a record made once).
+    """
+
+    lines: list[str] = field(default_factory=list)
+    seeds: dict[str, set[Seed]] = field(default_factory=dict)
+
+    def add(self, run: str, seed: Seed, line: str) -> None:
+        """Note ``seed`` of ``run`` as left out, for the reason ``line`` gives."""
+        self.lines.append(line)
+        self.seeds.setdefault(run, set()).add(seed)
 
 
 def _of(variant: str, found: Mapping[str, dict[Seed, object]]) -> list[str]:
@@ -26,55 +63,122 @@ def _of(variant: str, found: Mapping[str, dict[Seed, object]]) -> list[str]:
 
 
 def _why_stale(
-    metrics: Mapping[str, dict[Seed, dict]], variant: str, seed: int, expected: RunConfiguration
+    metrics: Mapping[str, dict[Seed, dict]],
+    variant: str,
+    seed: int,
+    expected: RunConfiguration,
+    code: CodeDigests | None,
 ) -> str | None:
     for kind in (TRAIN, EVAL):
         record = metrics.get(f"{variant}/{kind}", {}).get(seed)
         reason = None if record is None else expected.differs(kind, record)
+        if reason is None and record is not None and code is not None:
+            reason = _other_code(kind, record, code)
         if reason:
             return reason
     return None
+
+
+def _other_code(kind: str, record: Mapping, code: CodeDigests) -> str | None:
+    reason = changed_parts(record, code)
+    return None if reason is None else f"{kind}.json {reason}"
 
 
 def drop_stale_runs(
     metrics: dict[str, dict[Seed, dict]],
     curves: dict[str, dict[Seed, dict]],
     configurations: Configurations,
-) -> list[str]:
-    """Remove every run of ``configurations``' variants that the params do not give.
+    code: CodeDigests | None = None,
+    variants: Iterable[str] = (),
+) -> StaleRecords:
+    """Remove every record that the params or the code in the checkout would not make.
 
     Args:
         metrics: The metrics found, by source and seed (changed in place).
         curves: The curves found, by owner and seed (changed in place).
         configurations: Per variant, per seed, the configuration its run must state; a
-            variant not in it (a fabricated record, the probes) is not judged.
+            variant not in it (a fabricated record, the probes) is judged by code only.
+        code: Per recording stage, its code's digests now; ``None``: code is not judged.
+        variants: The trained variants: a record of other code drops its whole run.
 
     Returns:
-        One line per run left out: ``ladder-mlp seed 1337: train.json steps 15, params
-        give 3000``.
+        The records left out, with their reasons.
     """
-    stale = []
+    stale = StaleRecords()
     for variant, expected in configurations.items():
         seeds = {seed for found in (metrics, curves) for seed in _seeds(variant, found)}
         for seed in sorted(seeds):
             if seed in expected:
-                reason = _why_stale(metrics, variant, seed, expected[seed])
+                reason = _why_stale(metrics, variant, seed, expected[seed], code)
             else:
                 reason = "its seed is not one of params seeds"
             if reason is not None:
-                stale.append(f"{variant} seed {seed}: {reason}")
+                stale.add(variant, seed, f"{variant} seed {seed}: {reason}")
                 _drop(metrics, variant, seed)
                 _drop(curves, variant, seed)
+    if code is not None:
+        _drop_other_code(metrics, curves, set(configurations), set(variants), code, stale)
     return stale
+
+
+def _drop_other_code(
+    metrics: dict[str, dict[Seed, dict]],
+    curves: dict[str, dict[Seed, dict]],
+    judged: set[str],
+    variants: set[str],
+    code: CodeDigests,
+    stale: StaleRecords,
+) -> None:
+    """Remove every other record (not a judged variant's run) that other code wrote.
+
+    A trained variant's record takes its whole run along, as a run of other params does.
+    """
+    for source in [s for s in metrics if s.partition("/")[0] not in judged]:
+        owner, _, kind = source.partition("/")
+        for seed in sorted(metrics.get(source, {}), key=lambda s: (s is not None, s)):
+            reason = changed_parts(metrics[source][seed], code)
+            if reason is None:
+                continue
+            if owner in variants and seed is not None:
+                stale.add(owner, seed, f"{owner} seed {seed}: {kind}.json {reason}")
+                _drop(metrics, owner, seed)
+                _drop(curves, owner, seed)
+                continue
+            shown = source if seed is None else f"{source} seed {seed}"
+            stale.add(run_of(source), seed, f"{shown}: {reason}")
+            del metrics[source][seed]
+            if source.startswith(WINOGRAD_TRAINING):  # its curves are that training's
+                _drop(curves, "winograd/" + source.removeprefix(WINOGRAD_TRAINING), seed)
+        if source in metrics and not metrics[source]:
+            del metrics[source]
+
+
+def drop_other_code_document(
+    name: str, record: Mapping, code: CodeDigests | None, stale: StaleRecords
+) -> bool:
+    """Whether a record read once (a table's JSON, a study's best trial) is left out.
+
+    Args:
+        name: What the report calls it (``winograd/maps``, ``sweep dk``).
+        record: The record.
+        code: Per recording stage, its code's digests now; ``None``: not judged.
+        stale: Where a record left out is noted.
+    """
+    reason = None if code is None else changed_parts(record, code)
+    if reason is not None:
+        # The maps name the Winograd model they were drawn from; its claims read them.
+        made_of = f"winograd/{record['variant']}" if "variant" in record else name
+        stale.add(run_of(made_of), None, f"{name}: {reason}")
+    return reason is not None
 
 
 def _seeds(variant: str, found: Mapping[str, dict[Seed, object]]) -> set[int]:
     return {seed for source in _of(variant, found) for seed in found[source] if seed is not None}
 
 
-def _drop(found: dict[str, dict[Seed, dict]], variant: str, seed: int) -> None:
+def _drop(found: dict[str, dict[Seed, dict]], variant: str, seed: Seed) -> None:
     """Remove ``seed``'s run of ``variant`` from ``found``, and each source left empty."""
-    for source in _of(variant, found):
+    for source in [s for s in found if s == variant or s.startswith(f"{variant}/")]:
         found[source].pop(seed, None)
         if not found[source]:
             del found[source]

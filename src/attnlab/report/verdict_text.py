@@ -6,12 +6,12 @@ verdict reads the same wherever it is shown.
 
 from __future__ import annotations
 
-from attnlab.verdicts import NOT_RUN, Verdict
+from attnlab.verdicts import NOT_RUN, STALE, Verdict
 
 
 def basis(verdict: Verdict) -> str:
     """What a verdict rests on: ``n = 3, 95 % CI [0.95, 0.99]``, ``exact``, or nothing."""
-    if verdict.status == NOT_RUN:
+    if verdict.status in (NOT_RUN, STALE):
         return ""
     if verdict.n is None:
         return "exact"

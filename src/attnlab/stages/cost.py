@@ -3,7 +3,7 @@
 from rich.console import Console
 from rich.table import Table
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.probes.cost import (
     IMPLEMENTATIONS,
@@ -63,7 +63,9 @@ def main(
         run_isolated,
         describe_environment(device),
     )
-    paths.write_metrics(paths.COST_METRICS, result.metrics())
+    paths.write_metrics(
+        paths.COST_METRICS, {**result.metrics(), result_code.CODE: result_code.stamp("cost")}
+    )
     write_table(paths.COST_TABLE, result.table())
     plot_cost(result, paths.figure("e14_cost.png"))
     _show(result)

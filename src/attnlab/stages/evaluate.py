@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.config.fingerprint import EVAL, FINGERPRINT, run_configuration
 from attnlab.evaluation.saved_run import evaluate_trained, evaluation_device
@@ -62,6 +62,7 @@ def main(
     # the report reads the record only if the params give the same.
     trained = paths.read_metrics(paths.model_dir(variant, seed) / CONFIG)
     record[FINGERPRINT] = run_configuration(trained, cfg).fingerprints[EVAL]
+    record[result_code.CODE] = result_code.stamp("evaluate")
     paths.write_metrics(paths.eval_metrics(variant, seed), record)
     headline = {
         k: v for k, v in record.items() if k.startswith(("val/ppl", "train/ppl", "val/bpb"))

@@ -1,6 +1,6 @@
 """Stage ``probes``: the computed experiments E03-E07, E10, E12, E15 and E19 (no training)."""
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.probes.accounting import block_split_probe, gpt2_probe
 from attnlab.probes.attention import equivariance_probe, parity_probe
@@ -59,8 +59,11 @@ def main(
         "e15": gpt2_probe(**cfg.gpt2.model_dump()),
         "e19": parity_probe(**cfg.parity.model_dump(), seed=seed),
     }
+    stamp = result_code.stamp("probes")
     for name, result in results.items():
-        paths.write_metrics(paths.probe_metrics(name), result.metrics())
+        paths.write_metrics(
+            paths.probe_metrics(name), {**result.metrics(), result_code.CODE: stamp}
+        )
         write_table(paths.probe_table(TABLE_NAMES[name]), result.table())
         print(f"{name}: {_headline(result.metrics())}")
     example = EffectiveTokens(draw).example_table()

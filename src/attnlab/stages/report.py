@@ -4,12 +4,14 @@ import dataclasses
 import shutil
 from typing import Any
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import Params, catalogue_choice, load_params
 from attnlab.report import ReportInputs, build_report
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
-from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN
+from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE
+
+SHOWN_STALE = 10  # records left out named on the terminal; the page names every one
 
 
 def report_params(loaded: Params) -> dict[str, Any]:
@@ -40,6 +42,29 @@ def recipe(loaded: Params, name: str) -> dict[str, Any]:
     return {"model": dataclasses.asdict(variant.model), "train": variant.train.model_dump()}
 
 
+def report_inputs(loaded: Params) -> ReportInputs:
+    """What the report reads: the project's files under ``reports/``, judged by ``loaded``."""
+    return ReportInputs(
+        metrics=paths.METRICS,
+        curves=paths.CURVES,
+        tables=paths.TABLES,
+        figures=paths.FIGURES,
+        sweeps=paths.SWEEPS,
+        params=report_params(loaded),
+        aliases=dict(loaded.aliases),
+        variants=tuple(loaded.variants),
+        configurations=expected_runs(loaded),
+        code={stage: result_code.code_digests(stage) for stage in result_code.RECORDED},
+        seeds=expected_seeds(loaded),
+    )
+
+
+def expected_seeds(loaded: Params) -> dict[str, tuple[int, ...]]:
+    """Per run the params expect (every variant, every Winograd variant), its seeds."""
+    names = [*loaded.variants, *loaded.winograd.variants]
+    return {name: tuple(loaded.seeds_of(name)) for name in names}
+
+
 def main(
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
@@ -55,7 +80,10 @@ def main(
     files, said so in its experiment's protocol); seeds, budget, model, train, trainer,
     bpe.vocab_size and evaluate (the configuration each run's train.json and eval.json
     must state: a run that states another is left out, and named as stale on the page
-    and here); everything under reports/metrics,
+    and here); the library code of every stage that writes a record (each record must
+    state the code the checkout holds, attnlab.result_code, or it is left out as stale,
+    with every claim that reads it); seeds and extra_seeds (the runs each claim awaits);
+    everything under reports/metrics,
     reports/curves, reports/tables, reports/figures and reports/sweeps (a missing file or
     folder means "not run").
     Writes: reports/index.html (one self-contained page: CSS and figures inline, opens
@@ -66,21 +94,12 @@ def main(
     and the claim tally) and reports/summary/<source>.json (every seeded measurement's
     mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
     """
-    loaded = load_params(params)
-    inputs = ReportInputs(
-        metrics=paths.METRICS,
-        curves=paths.CURVES,
-        tables=paths.TABLES,
-        figures=paths.FIGURES,
-        sweeps=paths.SWEEPS,
-        params=report_params(loaded),
-        aliases=dict(loaded.aliases),
-        variants=tuple(loaded.variants),
-        configurations=expected_runs(loaded),
-    )
-    report = build_report(inputs)
-    for line in report.stale:
+    report = build_report(report_inputs(load_params(params)))
+    for line in report.stale[:SHOWN_STALE]:
         print(f"report: left out as stale: {line}")
+    if len(report.stale) > SHOWN_STALE:
+        more = len(report.stale) - SHOWN_STALE
+        print(f"report: and {more} more left out as stale (REPORT.md: The record's state)")
     paths.REPORT_INDEX.write_text(report.index_html, encoding="utf-8")
     paths.REPORT_MARKDOWN.write_text(report.markdown, encoding="utf-8")
     paths.DEMO.write_text(report.demo_html, encoding="utf-8")
@@ -89,13 +108,14 @@ def main(
     paths.SUMMARY.mkdir()  # the declared output exists even before any seeded run
     for source, record in report.summary.items():
         paths.write_metrics(paths.SUMMARY / f"{source}.json", record)
-    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE)]
+    decided = [v for v in report.verdicts if v.status not in (NOT_RUN, INCONCLUSIVE, STALE)]
     held = sum(v.status == HOLDS for v in decided)
     pending = sum(v.status == INCONCLUSIVE for v in report.verdicts)
+    stale = sum(v.status == STALE for v in report.verdicts)
+    not_run = len(report.verdicts) - len(decided) - pending - stale
     print(
         f"report: {len(report.verdicts)} claims, {len(decided)} decided ({held} hold), "
-        f"{pending} inconclusive, {len(report.verdicts) - len(decided) - pending} not run "
-        f"-> {paths.REPORT_INDEX}"
+        f"{pending} inconclusive, {stale} stale, {not_run} not run -> {paths.REPORT_INDEX}"
     )
 
 

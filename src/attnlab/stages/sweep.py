@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 
 if TYPE_CHECKING:
@@ -119,7 +119,9 @@ def main(
     write_trials(folder / paths.TRIALS, optuna_study, list(sweep.study.space))
     protocol = {**sweep.protocol(), "storage": url.split(":", 1)[0], "workers": count}
     record = best_record(optuna_study, sweep.study.trials, protocol)
-    paths.write_metrics(folder / paths.BEST_TRIAL, record)
+    paths.write_metrics(
+        folder / paths.BEST_TRIAL, {**record, result_code.CODE: result_code.stamp("sweep")}
+    )
     write_figures(folder / paths.SWEEP_FIGURES, optuna_study)
     print(
         f"{sweep.name}: best val/ppl {record['val/ppl']:.3f} at trial {record['trial']} "

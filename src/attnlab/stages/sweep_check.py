@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.evaluation.saved_run import evaluate_trained
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
@@ -43,7 +43,11 @@ def main(
     best = read_best_params(paths.best_trial(study), study, axes)
     variant = check_variant(cfg, study, best)
     files = RunFiles(
-        paths.TRAIN_TOKENS, paths.VAL_TOKENS, paths.TOKENIZER, *paths.check_folders(study, seed)
+        paths.TRAIN_TOKENS,
+        paths.VAL_TOKENS,
+        paths.TOKENIZER,
+        *paths.check_folders(study, seed),
+        stage="sweep-check",
     )
     result = train_and_record(cfg, TrainJob.from_variant(cfg, variant, seed), files)
     if not result.is_global_zero:
@@ -52,6 +56,7 @@ def main(
         files.model, variant.name, seed, cfg.evaluate, cfg.seed, paths.TOKENS, paths.TOKENIZER
     )
     record["check"] = check_record(cfg, study, best)
+    record[result_code.CODE] = result_code.stamp("sweep-check")
     paths.write_metrics(files.metrics / paths.EVAL_METRICS, record)
     print(
         f"sweep-check {paths.run(study, seed)}: {best} val/ppl {record['val/ppl']:.3f}; "

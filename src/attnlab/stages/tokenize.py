@@ -2,7 +2,7 @@
 
 import json
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.data.bpe import load_tokenizer
 from attnlab.data.download import read_corpus, sha256_of
@@ -37,7 +37,9 @@ def main(
         "val_tokens": len(val.tokens),
         "vocab_size": tokenizer.get_vocab_size(),
     }
-    paths.write_metrics(paths.CORPUS_METRICS, metrics)
+    paths.write_metrics(
+        paths.CORPUS_METRICS, {**metrics, result_code.CODE: result_code.stamp("tokenize")}
+    )
     print(json.dumps(metrics))
 
 

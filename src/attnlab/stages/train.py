@@ -69,6 +69,7 @@ def main(
                 paths.VAL_TOKENS,
                 paths.TOKENIZER,
                 *paths.run_folders(variant, one.seed),
+                stage="train",
             ),
             along,
         )

@@ -1,6 +1,6 @@
 """Stage ``winograd-data``: generate both Winograd tasks (E16 leaky, E17 closed) as Parquet."""
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.winograd.from_params import build_tasks
@@ -35,7 +35,10 @@ def main(
             "vocabulary": " ".join(task.vocabulary),
         }
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in metrics[name].items()))
-    paths.write_metrics(paths.WINOGRAD_DATA_METRICS, metrics)
+    paths.write_metrics(
+        paths.WINOGRAD_DATA_METRICS,
+        {**metrics, result_code.CODE: result_code.stamp("winograd-data")},
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 import csv
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.runs.model_folder import load_trained_model
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, RunSeed, run_stage
@@ -35,7 +35,9 @@ def main(
     sentences = probe_sentences(maps.x, maps.y, adjectives_of(cfg), split)
     rows = query_rows(model, sentences, read_vocabulary(path))
     record = maps_record(maps.variant, rows)
-    paths.write_metrics(paths.WINOGRAD_MAPS, record)
+    paths.write_metrics(
+        paths.WINOGRAD_MAPS, {**record, result_code.CODE: result_code.stamp("winograd-maps")}
+    )
     table = maps_table(rows)
     with open(paths.WINOGRAD_MAPS_TABLE, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(table[0]), delimiter="\t")

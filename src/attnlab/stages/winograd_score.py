@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.errors import AttnlabError
 from attnlab.runs.model_folder import load_trained_model
@@ -41,7 +41,10 @@ def main(
     metrics = winograd_metrics(
         model, read_sentences(path, "train"), read_sentences(path, "held_out")
     )
-    paths.write_metrics(paths.winograd_score_metrics(variant, seed), {**trained.seeds, **metrics})
+    paths.write_metrics(
+        paths.winograd_score_metrics(variant, seed),
+        {**trained.seeds, **metrics, result_code.CODE: result_code.stamp("winograd-score")},
+    )
     shown = ("acc", "wrong_noun", "neither", "sentences", "train_acc")
     said = ", ".join(f"{key} {metrics['winograd/' + key]}" for key in shown)
     print(f"{paths.run(variant, seed)}: {said}")

@@ -6,7 +6,7 @@ from typing import Annotated
 import torch
 import typer
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.runs import save_trained_model, write_curve
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
@@ -56,7 +56,11 @@ def main(
     save_trained_model(result.model, result.config, paths.winograd_model_dir(variant, seed))
     paths.write_metrics(
         paths.winograd_train_metrics(variant, seed),
-        {**result.metrics, "provenance": result.provenance},
+        {
+            **result.metrics,
+            result_code.CODE: result_code.stamp("winograd-train"),
+            "provenance": result.provenance,
+        },
     )
     write_curve(paths.winograd_curve(variant, seed), result.curve)
     write_curve(paths.winograd_accuracy_curve(variant, seed), accuracy.points, ACCURACY)

@@ -121,14 +121,6 @@ class TrainJob:
         }
 
 
-def _source_digest(parts: tuple[str, ...]) -> str:
-    digest = hashlib.sha256()
-    for file in result_code.files(parts):
-        digest.update(str(file.relative_to(result_code.PACKAGE)).encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
-
-
 def _file_digest(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -160,7 +152,7 @@ def fingerprint(job: TrainJob, train_tokens: Path, curve: ValidationCurve | None
         "config": job.config(),
         "curve": curve.definition() if curve is not None else None,
         "tokens": _file_digest(train_tokens),
-        "code": _source_digest(code),
+        "code": result_code.digest(code),
         "versions": [version("torch"), version("lightning")],
     }
     canonical = json.dumps(described, sort_keys=True, separators=(",", ":"))

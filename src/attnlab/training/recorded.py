@@ -13,7 +13,7 @@ from pathlib import Path
 
 from torch import Tensor
 
-from attnlab import paths
+from attnlab import paths, result_code
 from attnlab.config.fingerprint import FINGERPRINT, TRAIN, run_configuration
 from attnlab.config.loader import Params
 from attnlab.data.tokens import check_fits, read_tokens
@@ -40,6 +40,8 @@ class RunFiles:
         model: The folder of ``model.pt`` and ``config.json``.
         metrics: The folder of ``train.json``.
         curves: The folder of ``train_loss.csv`` and ``val_ppl.csv``.
+        stage: The stage whose code ``train.json`` states it was trained by
+            (:data:`attnlab.result_code.RECORDED`).
     """
 
     train_tokens: Path
@@ -48,6 +50,7 @@ class RunFiles:
     model: Path
     metrics: Path
     curves: Path
+    stage: str
 
 
 def validation_curve(
@@ -163,6 +166,7 @@ def _record(params: Params, run: RecordedRun, curve: ValidationCurve, result: Tr
             **result.metrics,
             **curve.best(),  # early stopping's point (the catalogue's early-stopping protocol)
             FINGERPRINT: fingerprint,
+            result_code.CODE: result_code.stamp(files.stage),
             "provenance": result.provenance,
         },
     )

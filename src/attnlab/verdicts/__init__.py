@@ -14,6 +14,7 @@ Everything here takes measurements and returns verdicts as data; the report lays
 from attnlab.verdicts.claims import (
     CLAIMS,
     NOT_RUN,
+    STALE,
     STATUSES,
     Claim,
     Verdict,
@@ -28,6 +29,7 @@ __all__ = [
     "HOLDS",
     "INCONCLUSIVE",
     "NOT_RUN",
+    "STALE",
     "STATUSES",
     "Claim",
     "Measurements",

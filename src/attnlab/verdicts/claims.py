@@ -5,10 +5,13 @@ own words, the rule that decides it (the measurements it needs and a threshold s
 numbers) and ``reading``: how the threshold reads the story's words ("about four times",
 "barely", "a wide margin"). :mod:`attnlab.verdicts.claim_rules` builds each rule by name. No
 verdict is written by hand: :func:`judge` says *holds*, *does not hold* or *inconclusive*
-from the numbers by the rule's named test (:mod:`attnlab.verdicts.rules`), or *not run* when
-a measurement is missing. The thresholds were fixed before any result was looked at and
-reviewed once, before any several-seed result existed (docs/catalogue.md, How a claim is
-decided); each change is written in its reading ("review:").
+from the numbers by the rule's named test (:mod:`attnlab.verdicts.rules`), *not run* when
+a measurement is missing, or *stale* when a run it reads was left out (made under other
+params or by other code) or is missing beside runs that were read: a claim is decided
+from runs of one code generation, all of them, or not at all. The thresholds were fixed
+before any result was looked at and reviewed once, before any several-seed result existed
+(docs/catalogue.md, How a claim is decided); each change is written in its reading
+("review:").
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from attnlab.catalogue import experiments
 from attnlab.verdicts.claim_rules import build_rule
 from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements, Outcome, Rule
 
-NOT_RUN = "not run"
-STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
+NOT_RUN, STALE = "not run", "stale"
+STATUSES = (HOLDS, FAILS, INCONCLUSIVE, STALE, NOT_RUN)
+SHOWN_AWAITED = 4  # awaited runs named in a stale verdict's evidence; the rest counted
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,19 @@ CLAIMS: tuple[Claim, ...] = _catalogue()
 
 
 def judge(claim: Claim, results: Measurements) -> Verdict:
-    """Decide ``claim`` from ``results``: *not run* unless every measurement it needs exists."""
+    """Decide ``claim`` from ``results``.
+
+    *Stale* when a run it reads is awaited (:meth:`Measurements.awaiting`), *not run*
+    when a measurement is missing and nothing was read, else by the claim's rule.
+    """
     values = {ref: ref.get(results) for ref in claim.rule.needs}
     missing = [ref for ref, value in values.items() if value is None]
+    runs = results.awaiting((ref.source, ref.exact) for ref in claim.rule.needs)
+    if runs.awaited and (runs.left_out or len(runs.awaited) < runs.total):
+        named = ", ".join(runs.awaited[:SHOWN_AWAITED])
+        more = len(runs.awaited) - SHOWN_AWAITED
+        named += f" and {more} more" if more > 0 else ""
+        return Verdict(claim, STALE, f"awaiting {len(runs.awaited)} of {runs.total} runs: {named}")
     if missing:
         shown = "; ".join(f"{ref.label} ({ref.where(results)})" for ref in missing)
         return Verdict(claim, NOT_RUN, f"missing: {shown}")

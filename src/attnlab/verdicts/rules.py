@@ -54,6 +54,25 @@ class Measurements(Protocol):
     def resolve(self, source: str) -> str:
         """The source whose files ``source`` reads (an alias row's: its variant's)."""
 
+    def awaiting(self, sources: Iterable[tuple[str, bool]]) -> Awaited:
+        """Which runs of ``sources`` (each: source, exact) are not current."""
+
+
+@dataclass(frozen=True)
+class Awaited:
+    """The runs a claim reads that are not current.
+
+    Attributes:
+        awaited: One line per run not current (``ladder-mlp seed 1338``).
+        total: The runs the claim reads in all, current or not.
+        left_out: How many of ``awaited`` were read and left out as stale (the rest are
+            missing).
+    """
+
+    awaited: list[str]
+    total: int
+    left_out: int
+
 
 @dataclass(frozen=True)
 class Ref:
