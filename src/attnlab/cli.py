@@ -106,6 +106,15 @@ def repro_command(
             "machine with no GPU.",
         ),
     ] = "off",
+    executor: Annotated[
+        Literal["local", "slurm"],
+        typer.Option(
+            help="local: the stages run on this machine. slurm: each unit (a seed group, a "
+            "lone stage) is submitted with sbatch, asking for what runtime.yaml's "
+            "runtime.slurm says, --jobs of them queued at once (default 500); the project "
+            "must be on a filesystem the nodes share. Ctrl-C cancels the jobs.",
+        ),
+    ] = "local",
     time_limit: Annotated[
         str | None,
         typer.Option(
@@ -143,7 +152,8 @@ def repro_command(
     a GPU run under NVIDIA's MPS daemon, started for the run and stopped at its end. The
     ready train stages of one variant start as one seed group: one process trains their
     seeds together (each run as its own), then each stage's entry is written into
-    `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/.
+    `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/. With
+    `--executor slurm` each unit is a SLURM job instead (README, On a cluster).
 
     Without targets, work predicted over 15 minutes starts only when asked (`--yes`,
     `--retrain`, `--time-limit`, or yes at the prompt on a terminal): otherwise the
@@ -169,6 +179,7 @@ def repro_command(
             allow_missing=allow_missing,
             seed_groups=seed_groups,
             mps=mps,
+            executor=executor,
             time_limit=limit,
             confirm=_ask if asks else None,
         )

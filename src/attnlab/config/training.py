@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, PositiveInt, model_validator
 
 from attnlab.config.base import Section
+from attnlab.config.slurm import SlurmParams
 
 
 class TrainerParams(Section):
@@ -75,7 +76,8 @@ class RuntimeParams(Section):
     holds the same windows whatever the number of DataLoader workers, the checkpoint
     cadence only bounds the steps redone after a kill (a checkpoint restores every RNG),
     logging and W&B read the loss without changing it, and a sweep trial failed for a silent
-    heartbeat is retried with the same params. So changing any of these reruns
+    heartbeat is retried with the same params, and where SLURM runs a stage
+    (``slurm``) does not change what it computes. So changing any of these reruns
     no stage, and a checkpoint's fingerprint leaves them out too.
     """
 
@@ -84,3 +86,4 @@ class RuntimeParams(Section):
     checkpoint: CheckpointParams
     wandb: WandbParams
     sweeps: HeartbeatParams
+    slurm: SlurmParams = Field(default_factory=SlurmParams)

@@ -6,7 +6,8 @@ time (:mod:`~attnlab.fanout.launcher`), in the order of DVC's own stage graph
 (:mod:`~attnlab.fanout.plan`), with cores and GPUs shared out among them
 (:mod:`~attnlab.fanout.resources`; on GPUs optionally under NVIDIA's MPS,
 :mod:`~attnlab.fanout.mps`), optionally as a ``dvc exp`` experiment
-(:mod:`~attnlab.fanout.experiment`). By default it starts from the record: absent inputs
+(:mod:`~attnlab.fanout.experiment`), on this machine or as SLURM jobs
+(:mod:`~attnlab.fanout.slurm`). By default it starts from the record: absent inputs
 are rebuilt, then only what DVC finds stale runs (:mod:`~attnlab.fanout.phases`); the plan
 comes with its predicted time (:mod:`~attnlab.fanout.forecast`), and the run ends with
 the one command that uploads its offline W&B runs (:mod:`~attnlab.fanout.wandb_runs`).
@@ -24,8 +25,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
+from attnlab.errors import AttnlabError
+from attnlab.fanout.children import Child
 from attnlab.fanout.costs import RecordedCosts, catalogue_costs
 from attnlab.fanout.experiment import (
     EXPERIMENT_VARIABLE,
@@ -46,9 +49,13 @@ from attnlab.fanout.resources import (
     usable_cores,
     visible_devices,
 )
+from attnlab.fanout.slurm import SlurmExecutor, settings_of
 from attnlab.fanout.stale import stale_summary
 from attnlab.fanout.time_limit import TimeLimit, parse_duration
 from attnlab.fanout.wandb_runs import offline_runs, sync_line
+
+Executor = Literal["local", "slurm"]
+SLURM_JOBS = 500  # jobs in the queue at once by default: the scheduler decides what runs
 
 __all__ = [
     "FanOut",
@@ -75,6 +82,7 @@ def repro(
     allow_missing: bool = True,
     seed_groups: bool = True,
     mps: MpsMode = "off",
+    executor: Executor = "local",
     time_limit: float | None = None,
     confirm: Callable[[], bool] | None = None,
     out: TextIO = sys.stdout,
@@ -96,6 +104,9 @@ def repro(
             seed group (:mod:`~attnlab.fanout.seed_groups`); False runs every stage alone.
         mps: Whether the stages run under an MPS control daemon of the run's own
             (:mod:`~attnlab.fanout.mps`), started after the first plan, stopped at the end.
+        executor: ``local``: the stages run on this machine; ``slurm``: every unit (a
+            seed group, a lone stage) is a SLURM job asking what ``runtime.slurm`` says
+            (:mod:`~attnlab.fanout.slurm`), ``jobs`` of them in the queue at once.
         time_limit: Seconds of this slice: start only what fits, stop at the limit, and
             say what is left (:mod:`~attnlab.fanout.time_limit`). None: no limit.
         confirm: Asked before work predicted over :data:`LONG_S` without a time limit;
@@ -108,9 +119,20 @@ def repro(
     """
     began = time.monotonic()  # a time limit counts the inputs' rebuild too
     environ = dict(os.environ)
-    resources = plan_resources(
-        usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
-    )
+    slurm = None
+    if executor == "slurm":
+        if mps != "off":
+            raise AttnlabError("--mps is for this machine's GPUs; SLURM jobs get theirs by --gres")
+        slurm = SlurmExecutor(settings_of(root))
+        if jobs is not None and jobs < 1:
+            raise AttnlabError(f"--jobs must be at least 1, not {jobs}")
+        resources = Resources(jobs or SLURM_JOBS, threads=slurm.settings.cpus_per_job)
+        start = slurm.start
+    else:
+        resources = plan_resources(
+            usable_cores(), visible_devices(environ, driver_devices()), jobs, per_device
+        )
+        start = Child.start
     experiment, change = None, ParamsChange()
     if set_params or name:
         change = apply_params(root, set_params)
@@ -123,10 +145,15 @@ def repro(
     except BaseException:
         change.restore()  # the run never started: the params stay as they were
         raise
-    with _served(mps, root, environ, resources, out) as (environ, resources):
+    with (
+        _served(mps, root, environ, resources, out) as (environ, resources),
+        _no_job_left(slurm),
+    ):
         result = FanOutResult()
         if plan is None:
-            result = FanOut(root, inputs, resources, environ, out, seed_groups=seed_groups).run()
+            result = FanOut(
+                root, inputs, resources, environ, out, seed_groups=seed_groups, start=start
+            ).run()
             if not result.ok:
                 return result
             plan = read_plan(root, targets, allow_missing=allow_missing)
@@ -134,20 +161,34 @@ def repro(
         if experiment is not None and targets:
             plan = with_views(plan)  # the experiment's metrics and charts show its runs
         asking = confirm is not None and time_limit is None
-        predicted = _forecast(root, plan, resources, out, show_longest=not asking)
+        on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
+        predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
+        if slurm is not None:
+            slurm.forecast = predicted  # each job's --time
         limit = None
         if time_limit is not None and predicted is not None:
             limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root), began)
         elif asking and predicted is not None and predicted.wall_s > LONG_S:
             views = StagePlan(tuple(name for name in plan.order if name in VIEWS))
-            short = FanOut(root, views, resources, environ, out, allow_missing, None, seed_groups)
+            short = FanOut(
+                root, views, resources, environ, out, allow_missing, None, seed_groups, start
+            )
             result = merged(result, short.run())
             _tell_plan(root, plan, predicted, out)
             if not result.ok or not confirm():
                 result.left = [name for name in plan.order if name not in VIEWS]
                 return result
         fan_out = FanOut(
-            root, plan, resources, environ, out, allow_missing, predicted, seed_groups, limit
+            root,
+            plan,
+            resources,
+            environ,
+            out,
+            allow_missing,
+            predicted,
+            seed_groups,
+            start,
+            limit,
         )
         result = merged(result, fan_out.run())
         if limit is not None and result.left + result.stopped:
@@ -160,6 +201,17 @@ def repro(
         save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
         print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
     return result
+
+
+@contextlib.contextmanager
+def _no_job_left(slurm: SlurmExecutor | None) -> Iterator[None]:
+    """Cancel every SLURM job submitted when the launcher fails (a stop cancels its own)."""
+    try:
+        yield
+    except BaseException:
+        if slurm is not None:
+            slurm.cancel_all()
+        raise
 
 
 @contextlib.contextmanager
@@ -203,16 +255,21 @@ def _tell_plan(root: Path, plan: StagePlan, predicted: Forecast, out: TextIO) ->
 
 
 def _forecast(
-    root: Path, plan: StagePlan, resources: Resources, out: TextIO, show_longest: bool = True
+    root: Path,
+    plan: StagePlan,
+    resources: Resources,
+    on_gpu: bool,
+    out: TextIO,
+    show_longest: bool = True,
 ) -> Forecast | None:
     """The plan's forecast from the record, announced; its stages listed when it is long."""
     if not plan.order:
         return None
     from attnlab.config import load_params
 
-    kind = "cuda" if resources.devices else "cpu"
+    kind = "cuda" if on_gpu else "cpu"
     costs = catalogue_costs(load_params(root / "params.yaml"), RecordedCosts(root, kind))
-    predicted = forecast(costs, plan.order, plan.needs, resources.jobs, bool(resources.devices))
+    predicted = forecast(costs, plan.order, plan.needs, resources.jobs, on_gpu)
     wall = predicted.wall_s
     print(f"predicted: {clock(wall)} on this machine (from {predicted.basis})", file=out)
     if wall > LONG_S and show_longest:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import psutil
 
@@ -60,6 +61,31 @@ def runner_command(stages: Sequence[str], allow_missing: bool = False) -> list[s
 def child_name(stages: tuple[str, ...]) -> str:
     """A child's name: its stage, or a seed group's first stage and how many more."""
     return stages[0] if len(stages) == 1 else f"{stages[0]}+{len(stages) - 1}"
+
+
+class Unit(Protocol):
+    """What the launcher asks of a started unit (a local child, or a SLURM job).
+
+    :class:`Child` and :class:`~attnlab.fanout.slurm.SlurmJob` both answer it.
+    """
+
+    stages: tuple[str, ...]
+    log: Path
+    device: str | None
+    attempt: int
+
+    @property
+    def seconds(self) -> float: ...  # noqa: D102
+
+    def poll(self) -> int | None: ...  # noqa: D102
+
+    def stop(self) -> None: ...  # noqa: D102
+
+    def kill(self) -> None: ...  # noqa: D102
+
+    def group_alive(self) -> bool: ...  # noqa: D102
+
+    def output(self) -> str: ...  # noqa: D102
 
 
 @dataclass

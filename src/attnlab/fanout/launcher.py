@@ -26,6 +26,7 @@ from typing import TextIO
 from attnlab.errors import AttnlabError
 from attnlab.fanout.children import (
     Child,
+    Unit,
     child_name,
     lost_a_lock,
     outcome,
@@ -101,6 +102,8 @@ class FanOut:
         forecast: Each stage's predicted seconds, for the time left (None: not shown).
         seed_groups: Start the ready stages of one family and variant as one seed group
             (:mod:`~attnlab.fanout.seed_groups`); False starts every stage alone.
+        start: What starts a unit: a local child (:meth:`Child.start`), or a SLURM job
+            (:meth:`~attnlab.fanout.slurm.SlurmExecutor.start`), with the same arguments.
         limit: Start only what fits before it, stop at it (None: run the whole plan).
     """
 
@@ -112,8 +115,9 @@ class FanOut:
     allow_missing: bool = False
     forecast: Forecast | None = None
     seed_groups: bool = True
+    start: Callable[..., Unit] = Child.start
     limit: TimeLimit | None = None
-    _running: dict[str, Child] = field(default_factory=dict)  # by each stage it runs
+    _running: dict[str, Unit] = field(default_factory=dict)  # by each stage it runs
     _done: set[str] = field(default_factory=set)
     _attempts: Counter[str] = field(default_factory=Counter)
     _retry_at: dict[str, float] = field(default_factory=dict)
@@ -170,7 +174,7 @@ class FanOut:
             for name in self.plan.order
         )
 
-    def _children(self) -> list[Child]:
+    def _children(self) -> list[Unit]:
         """Each running child once (a seed group's is listed under each of its stages)."""
         return list({id(child): child for child in self._running.values()}.values())
 
@@ -201,9 +205,7 @@ class FanOut:
             grouped = runs_as_group(stages, self.seed_groups)
             # A stage whose output here is not its lock entry's runs as plain `dvc repro`.
             allow_missing = self.allow_missing and not self.plan.out_of_lock & set(stages)
-            child = Child.start(
-                stages, self.root, log, env, device, attempt, allow_missing, grouped
-            )
+            child = self.start(stages, self.root, log, env, device, attempt, allow_missing, grouped)
             for name in stages:
                 self._running[name] = child
 
@@ -237,7 +239,7 @@ class FanOut:
             self._say("    " + tail.replace("\n", "\n    "))
             self._to_restore += [name for name in failed if touched_outputs(output, name)]
 
-    def _finished(self, name: str, child: Child, output: str, result: FanOutResult) -> None:
+    def _finished(self, name: str, child: Unit, output: str, result: FanOutResult) -> None:
         self._done.add(name)
         if self.limit is not None:
             self.limit.note_finished(name)

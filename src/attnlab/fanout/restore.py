@@ -27,7 +27,8 @@ class Restored:
     Attributes:
         from_git: Uncached outputs put back as git's index holds them.
         from_cache: Cached outputs put back from DVC's cache, as ``dvc.lock`` records them.
-        lost: Outputs with no copy in git or in DVC's cache: a rerun writes them.
+        lost: Outputs with no copy in git or in DVC's cache: a rerun writes them (an
+            uncached one's half-written file is removed).
     """
 
     from_git: list[str] = field(default_factory=list)
@@ -102,18 +103,22 @@ def _restore(root: Path, stages: Sequence[str]) -> Restored:
 
 
 def _from_git(root: Path, path: str) -> bool:
-    """Put ``path`` back exactly as git's index holds it; False when git tracks none of it."""
+    """Put ``path`` back exactly as git's index holds it; False when git tracks none of it.
+
+    Either way what the stage wrote there is removed first: an output git has no copy of
+    is then absent, as DVC left it before the stage ran.
+    """
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--", path], cwd=root, capture_output=True, text=True
     )
-    if listed.returncode != 0 or not listed.stdout:
-        return False  # not a git repository, or an output never committed
     # What the stopped stage wrote goes first: DVC had deleted the output, so a file git
-    # does not track there is the stage's, half-written.
+    # does not track there is the stage's, half-written (even where git has no copy).
     target = root / path
     if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
     else:
         target.unlink(missing_ok=True)
+    if listed.returncode != 0 or not listed.stdout:
+        return False  # not a git repository, or an output never committed
     subprocess.run(["git", "checkout", "--", path], cwd=root, check=True, capture_output=True)
     return True
