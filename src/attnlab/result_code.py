@@ -70,6 +70,16 @@ STAGES: dict[str, tuple[str, ...]] = {
 }
 
 
+# What reads a trained Winograd model back and scores or maps it (winograd-score, -maps).
+WINOGRAD_MODEL = (
+    "catalogue",
+    "winograd",
+    "runs/model_folder.py",
+    "runs/manifest.py",
+    "models",
+    "architecture.py",
+)
+
 # The stages whose records the report reads, each with its own command module first and
 # then the library code its dvc.yaml entry declares (a contract test holds the two equal).
 # An extra-seeds stage (``train-extra``...) runs its family's command and states its
@@ -105,24 +115,8 @@ RECORDED: dict[str, tuple[str, ...]] = {
         "winograd/task_files.py",
     ),
     "winograd-train": ("stages/winograd_train.py", *STAGES["winograd-train"]),
-    "winograd-score": (
-        "stages/winograd_score.py",
-        "catalogue",
-        "winograd",
-        "runs/model_folder.py",
-        "runs/manifest.py",
-        "models",
-        "architecture.py",
-    ),
-    "winograd-maps": (
-        "stages/winograd_maps.py",
-        "catalogue",
-        "winograd",
-        "runs/model_folder.py",
-        "runs/manifest.py",
-        "models",
-        "architecture.py",
-    ),
+    "winograd-score": ("stages/winograd_score.py", *WINOGRAD_MODEL),
+    "winograd-maps": ("stages/winograd_maps.py", *WINOGRAD_MODEL),
 }
 # The stages whose records come from training (the report says "trained by other code").
 TRAINED = frozenset(("train", "sweep", "sweep-check", "winograd-train"))
