@@ -25,7 +25,7 @@ VARIANTS = ("ladder-mlp", "ladder-no-context")
 TARGETS = [*(f"evaluate@{variant}-{SEED}" for variant in VARIANTS), "sweep@dk"]
 RUNS = {f"{family}@{v}-{SEED}" for family in ("train", "evaluate") for v in VARIANTS}
 SLICE_S = 60  # the first slice: a few of the sweep's trials, not all of them
-TRIALS = 12
+TRIALS = 40  # more than a minute of trials on a quiet machine, so the slice stops mid-sweep
 JOBS = "3"  # the sweep starts beside the two trainings (one thread each, as with two jobs)
 SAVED = ["dvc.lock", "reports", "data/sweeps"]  # what a slice leaves for git
 

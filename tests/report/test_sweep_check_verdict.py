@@ -4,7 +4,7 @@ import dataclasses
 import json
 
 import pytest
-from report_fabricate import PARAMS, inputs, write_run
+from report_fabricate import PARAMS, inputs, stamped, write_run
 
 from attnlab.report import Results, build_report
 from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE
@@ -51,10 +51,13 @@ def test_it_is_not_run_while_either_side_is_missing(best, choice):
 def test_the_sweep_section_shows_the_verdict_beside_the_answer(tmp_path):
     reports = write_run(tmp_path / "reports", only={"sweeps"})
     for seed, (best, choice) in enumerate([(90.0, 100.0), (91.0, 100.0), (89.0, 100.0)], 1):
-        for source, value in (("sweep-check/dk", best), ("dk-128-scaled", choice)):
+        for source, stage, value in (
+            ("sweep-check/dk", "sweep-check", best),
+            ("dk-128-scaled", "evaluate", choice),
+        ):
             path = reports / "metrics" / source / f"seed-{seed}" / "eval.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"val/ppl": value}))
+            path.write_text(json.dumps(stamped(stage, {"val/ppl": value})))
     report = build_report(dataclasses.replace(inputs(reports), params=PARAMS))
     section = report.markdown.split("## sweeps: Sweeps", 1)[1]
     answer = section.index("### dk: the answer against the catalogue's choice")
