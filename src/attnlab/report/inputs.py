@@ -29,9 +29,9 @@ from attnlab.paths import BEST_TRIAL, TRIALS, read_metrics
 from attnlab.report.stale import (
     CodeDigests,
     Configurations,
+    awaited_runs,
     drop_other_code_document,
     drop_stale_runs,
-    run_of,
 )
 from attnlab.verdicts.rules import Awaited
 from attnlab.verdicts.stats import Seed, Summary, summarise
@@ -119,43 +119,14 @@ class Results:
     expected: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def awaiting(self, sources: Iterable[tuple[str, bool]]) -> Awaited:
-        """The runs ``sources`` read that are not current, and how many runs they read.
+        """The runs ``sources`` (each: source, exact) read that are not current.
 
-        Args:
-            sources: Each measurement's source, and whether it is exact (made once).
-
-        A run is one seed of one variant (:func:`~attnlab.report.stale.run_of`), or a
-        record made once. A seeded source's run is expected under its params seeds (or,
-        for a run the params do not list, under the seeds found or left out) and is
-        current when a record of it was read for that seed. An exact source's record is
-        awaited only when it was left out as stale.
-
-        Returns:
-            The awaited runs, one line each (``ladder-mlp seed 1338``), of how many.
+        As :func:`~attnlab.report.stale.awaited_runs` counts them, from the records read,
+        those left out and the seeds the params expect.
         """
-        runs: dict[str, set[Seed]] = {}
-        read: dict[str, set[Seed]] = {}
-        for source, exact in sources:
-            resolved = self.resolve(source)
-            run = run_of(resolved)
-            left = self.left_out.get(run, set())
-            if exact:
-                found, expected = ({None} - left), {None}
-            else:
-                found = set(self.metrics.get(resolved, {}))
-                expected = set(self.expected.get(run, ())) or found | left
-            runs.setdefault(run, set()).update(expected)
-            read.setdefault(run, set()).update(found)
-        pairs = [
-            (run, seed)
-            for run, seeds in runs.items()
-            for seed in sorted(seeds - read[run], key=lambda s: (s is not None, s))
-        ]
-        return Awaited(
-            [run if seed is None else f"{run} seed {seed}" for run, seed in pairs],
-            sum(len(seeds) for seeds in runs.values()),
-            sum(seed in self.left_out.get(run, ()) for run, seed in pairs),
-        )
+        resolved = [(self.resolve(source), exact) for source, exact in sources]
+        read = [(source, exact, set(self.metrics.get(source, {}))) for source, exact in resolved]
+        return awaited_runs(read, self.left_out, self.expected)
 
     def resolve(self, source: str) -> str:
         """``source`` with an alias row replaced by its variant (``depth-1/eval`` -> its runs').

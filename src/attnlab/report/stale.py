@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from attnlab.config.fingerprint import EVAL, TRAIN, RunConfiguration
 from attnlab.result_code import changed_parts
 from attnlab.verdicts.claims import variant_of
+from attnlab.verdicts.rules import Awaited
 from attnlab.verdicts.stats import Seed
 
 # Per variant, per seed of its params seeds: the configuration the params give its run.
@@ -57,6 +58,47 @@ class StaleRecords:
         """Note ``seed`` of ``run`` as left out, for the reason ``line`` gives."""
         self.lines.append(line)
         self.seeds.setdefault(run, set()).add(seed)
+
+
+def awaited_runs(
+    read: Iterable[tuple[str, bool, set[Seed]]],
+    left_out: Mapping[str, set[Seed]],
+    expected: Mapping[str, tuple[int, ...]],
+) -> Awaited:
+    """The runs a claim reads that are not current, and how many it reads in all.
+
+    Args:
+        read: Each measurement's source (an alias resolved), whether it is exact (made
+            once), and the seeds of it that were read.
+        left_out: Per run, the seeds left out as stale (:attr:`StaleRecords.seeds`).
+        expected: Per run the params expect, its seeds.
+
+    A run is one seed of one variant (:func:`run_of`), or a record made once. A seeded
+    source's run is expected under its params seeds (or, for a run the params do not
+    list, under the seeds found or left out) and is current when a record of it was read
+    for that seed. An exact source's record is awaited only when it was left out.
+    """
+    runs: dict[str, set[Seed]] = {}
+    current: dict[str, set[Seed]] = {}
+    for source, exact, seeds in read:
+        run = run_of(source)
+        left = left_out.get(run, set())
+        if exact:
+            found, wanted = ({None} - left), {None}
+        else:
+            found, wanted = seeds, set(expected.get(run, ())) or seeds | left
+        runs.setdefault(run, set()).update(wanted)
+        current.setdefault(run, set()).update(found)
+    pairs = [
+        (run, seed)
+        for run, seeds in runs.items()
+        for seed in sorted(seeds - current[run], key=lambda s: (s is not None, s))
+    ]
+    return Awaited(
+        [run if seed is None else f"{run} seed {seed}" for run, seed in pairs],
+        sum(len(seeds) for seeds in runs.values()),
+        sum(seed in left_out.get(run, ()) for run, seed in pairs),
+    )
 
 
 def _of(variant: str, found: Mapping[str, dict[Seed, object]]) -> list[str]:
