@@ -7,6 +7,7 @@ from train_helpers import shrunk_params
 
 from attnlab.config import parse_params
 from attnlab.errors import ParamsError
+from attnlab.mkl_avx512 import fp32_matmul_path
 from attnlab.training import kernels
 from attnlab.training.kernels import should_compile
 
@@ -25,7 +26,9 @@ def test_a_compiled_run_trains_the_eager_runs_curve_to_round_off(train_in_proces
         for setting in (False, True)
     }
     eager, compiled = runs[False], runs[True]
-    assert (eager.metrics["kernels"], compiled.metrics["kernels"]) == ("eager", "compiled")
+    steps = (eager.metrics["kernels"]["step"], compiled.metrics["kernels"]["step"])
+    assert steps == ("eager", "compiled")
+    assert eager.metrics["kernels"]["fp32_matmul"] == fp32_matmul_path()
     assert [s for s, _ in compiled.curve] == [s for s, _ in eager.curve]
     for (_, a), (_, b) in zip(compiled.curve, eager.curve, strict=True):
         assert a == pytest.approx(b, rel=1e-6)

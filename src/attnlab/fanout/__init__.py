@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, TextIO
 
+from attnlab import mkl_avx512
 from attnlab.errors import AttnlabError
 from attnlab.fanout.children import Child
 from attnlab.fanout.costs import RecordedCosts, catalogue_costs
@@ -162,6 +163,8 @@ def repro(
             plan = with_views(plan)  # the experiment's metrics and charts show its runs
         asking = confirm is not None and time_limit is None
         on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
+        if not on_gpu:
+            print(mkl_avx512.describe(), file=out)  # the stages' fp32 kernels, said once
         predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
         if slurm is not None:
             slurm.forecast = predicted  # each job's --time

@@ -34,6 +34,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from attnlab.errors import AttnlabError, DivergedError
 from attnlab.members import MemberCallback
 from attnlab.metrics.validation_curve import ValidationCurve
+from attnlab.mkl_avx512 import fp32_matmul_path
 from attnlab.paths import seed_label
 from attnlab.runs.along_weights import ALONG
 from attnlab.training.checkpoints import (
@@ -234,7 +235,8 @@ def _train(call: FitCall) -> list[TrainResult]:
     revision = git_revision(call.project_dir or Path.cwd())
     configs = [_config(call, i, revision) for i in range(len(call.members))]
     runs = _start_tracking(call, trainer, configs, own, resuming=start is not None)
-    kernels = "compiled" if compiled else "eager"
+    # Which kernels trained it: the step's, and oneMKL's for the fp32 products (mkl_avx512.py).
+    kernels = {"step": "compiled" if compiled else "eager", "fp32_matmul": fp32_matmul_path()}
     fit = _FitParts(trainer, task, losses, runs)
     metrics = _tracked_fit(call, fit, start, first_step, kernels)
     leader = trainer.is_global_zero
@@ -317,7 +319,7 @@ class _FitParts:
 
 
 def _tracked_fit(
-    call: FitCall, fit: _FitParts, start: Path | None, first_step: int, kernels: str
+    call: FitCall, fit: _FitParts, start: Path | None, first_step: int, kernels: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Fit, measure each member, and finish every W&B run whatever the fit's fate (PITFALLS 5)."""
     summaries: list[dict[str, Any]] = []
