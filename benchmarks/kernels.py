@@ -1,11 +1,13 @@
 """Time P0's training step on each fp32 kernel path, and check they agree to round-off.
 
-Serves every trained experiment (their steps are P0-shaped GEMMs). The paths: MKL's
-default dispatch (on AMD CPUs it takes its AVX2 kernels), MKL's AVX-512 kernels
-(``MKL_ENABLE_INSTRUCTIONS=AVX512``, read when MKL loads, so it is set before torch is
-imported), and ``torch.compile`` (inductor) over the default path. Each path runs in a
-fresh process, the paths alternate across repeats, and the figures are medians; every
-path trains the same seeded batches, and its loss curve is compared with the default's.
+Serves every trained experiment (their steps are P0-shaped GEMMs). The paths: oneMKL's
+own dispatch (on AMD CPUs it takes its AVX2 kernels; ``ATTNLAB_MKL_AVX512=0``), its
+AVX-512 kernels (attnlab's default where the CPU has them: :mod:`attnlab.mkl_avx512`),
+and ``torch.compile`` (inductor) over the AVX-512 path, its GEMMs left to oneMKL or, with
+``max-autotune``, to inductor's own C++ GEMM templates where they win. Each path runs in
+a fresh process, the paths alternate across repeats, and the figures are medians (the
+compile's first steps are untimed warm-up); every path trains the same seeded batches,
+and its loss curve is compared with the default's.
 
     python benchmarks/kernels.py --threads 2 --steps 10 --repeats 3
 """
@@ -18,19 +20,25 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 PATHS = {
-    "mkl-default": {"MKL_ENABLE_INSTRUCTIONS": ""},
-    "mkl-avx512": {"MKL_ENABLE_INSTRUCTIONS": "AVX512"},
-    "compile": {"MKL_ENABLE_INSTRUCTIONS": "", "KERNELS_COMPILE": "1"},
+    "mkl-default": {"ATTNLAB_MKL_AVX512": "0"},
+    "mkl-avx512": {"ATTNLAB_MKL_AVX512": "1"},
+    "compile": {"ATTNLAB_MKL_AVX512": "1", "KERNELS_COMPILE": "default"},
+    "max-autotune": {"ATTNLAB_MKL_AVX512": "1", "KERNELS_COMPILE": "max-autotune"},
 }
 
 
 def child(threads: int, steps: int, warmup: int) -> None:
     """One path in this process: print JSON with ms per step and the loss curve."""
+    import attnlab  # noqa: F401 - before torch: it chooses oneMKL's kernels (mkl_avx512)
+
+    # isort: split
     import torch
     from variant_kernels import train_steps
 
+    from attnlab.mkl_avx512 import fp32_matmul_path
     from attnlab.models import LanguageModel, ModelConfig
     from attnlab.training import next_token_loss
     from attnlab.training.memory import tune_malloc
@@ -39,15 +47,31 @@ def child(threads: int, steps: int, warmup: int) -> None:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = LanguageModel(ModelConfig())
-    step_fn = next_token_loss
-    if os.environ.get("KERNELS_COMPILE"):
-        step_fn = torch.compile(next_token_loss)
+    loss_fn = next_token_loss
+    if mode := os.environ.get("KERNELS_COMPILE"):
+        loss_fn = torch.compile(next_token_loss, mode=mode, dynamic=False)
+    cpu_marks: list[float] = []  # CPU seconds at each step's start: steadier than wall
+
+    def step_fn(*args):
+        cpu_marks.append(time.process_time())
+        return loss_fn(*args)
     generator = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, 1024, (64, 129), generator=generator) for _ in range(4)]
     schedule = [batches[i % len(batches)] for i in range(warmup + steps)]
     losses, times = train_steps(model, schedule, step_fn)
-    mkl = torch.backends.mkl.is_available()
-    print(json.dumps({"ms": 1e3 * statistics.median(times[warmup:]), "losses": losses, "mkl": mkl}))
+    print(
+        json.dumps(
+            {
+                "ms": 1e3 * statistics.median(times[warmup:]),
+                "cpu_ms": 1e3 * statistics.median(
+                    b - a for a, b in zip(cpu_marks[warmup:-1], cpu_marks[warmup + 1 :], strict=True)
+                ),
+                "warmup_s": sum(times[:warmup]),
+                "losses": losses,
+                "matmul": fp32_matmul_path(),
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -67,7 +91,6 @@ def main() -> None:
         order = list(PATHS) if repeat % 2 == 0 else list(reversed(PATHS))
         for name in order:
             env = {**os.environ, **PATHS[name]}
-            env = {k: v for k, v in env.items() if v != ""}
             done = subprocess.run(
                 [sys.executable, __file__, "--child", *sys.argv[1:]],
                 env=env,
@@ -77,18 +100,23 @@ def main() -> None:
             )
             results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
     base = statistics.median(r["ms"] for r in results["mkl-default"])
+    base_cpu = statistics.median(r["cpu_ms"] for r in results["mkl-default"])
     reference = results["mkl-default"][0]["losses"]
     print(f"P0 step, {args.threads} threads, {args.repeats} runs x {args.steps} steps (medians)")
     for name, runs in results.items():
         ms = statistics.median(r["ms"] for r in runs)
+        cpu_ms = statistics.median(r["cpu_ms"] for r in runs)
         drift = max(
             abs(a - b) / abs(b)
             for run in runs
             for a, b in zip(run["losses"], reference, strict=True)
         )
+        warmup_s = statistics.median(r["warmup_s"] for r in runs)
         print(
-            f"{name:>12}: {ms:8.1f} ms/step  x{base / ms:.2f} vs default  "
-            f"{64 * 128 / ms * 1e3:9,.0f} tokens/s  max rel. loss diff {drift:.1e}"
+            f"{name:>12}: {ms:7.1f} ms/step x{base / ms:.2f}  CPU {cpu_ms:7.1f} ms "
+            f"x{base_cpu / cpu_ms:.2f}  "
+            f"{64 * 128 / ms * 1e3:9,.0f} tokens/s  warm-up {warmup_s:5.1f} s  "
+            f"max rel. loss diff {drift:.1e}  ({runs[0]['matmul']})"
         )
 
 
