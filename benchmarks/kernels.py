@@ -30,11 +30,12 @@ PATHS = {
 }
 
 
-def child(threads: int, steps: int, warmup: int) -> None:
+def child(threads: int, steps: int, warmup: int, n_layer: int) -> None:
     """One path in this process: print JSON with ms per step and the loss curve."""
     import attnlab  # noqa: F401 - before torch: it chooses oneMKL's kernels (mkl_avx512)
 
     # isort: split
+    import numpy as np
     import torch
     from variant_kernels import train_steps
 
@@ -46,7 +47,7 @@ def child(threads: int, steps: int, warmup: int) -> None:
     tune_malloc()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = LanguageModel(ModelConfig())
+    model = LanguageModel(ModelConfig(n_layer=n_layer))
     loss_fn = next_token_loss
     if mode := os.environ.get("KERNELS_COMPILE"):
         loss_fn = torch.compile(next_token_loss, mode=mode, dynamic=False)
@@ -55,6 +56,7 @@ def child(threads: int, steps: int, warmup: int) -> None:
     def step_fn(*args):
         cpu_marks.append(time.process_time())
         return loss_fn(*args)
+
     generator = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, 1024, (64, 129), generator=generator) for _ in range(4)]
     schedule = [batches[i % len(batches)] for i in range(warmup + steps)]
@@ -63,12 +65,11 @@ def child(threads: int, steps: int, warmup: int) -> None:
         json.dumps(
             {
                 "ms": 1e3 * statistics.median(times[warmup:]),
-                "cpu_ms": 1e3 * statistics.median(
-                    b - a for a, b in zip(cpu_marks[warmup:-1], cpu_marks[warmup + 1 :], strict=True)
-                ),
+                "cpu_ms": 1e3 * statistics.median(np.diff(cpu_marks[warmup:])),
                 "warmup_s": sum(times[:warmup]),
                 "losses": losses,
                 "matmul": fp32_matmul_path(),
+                "parameters": sum(p.numel() for p in model.parameters()),
             }
         )
     )
@@ -81,10 +82,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="timed steps per run")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each path")
+    parser.add_argument("--n-layer", type=int, default=1, help="blocks (E11's model: 12)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.threads, args.steps, args.warmup)
+        child(args.threads, args.steps, args.warmup, args.n_layer)
         return
     results: dict[str, list[dict]] = {name: [] for name in PATHS}
     for repeat in range(args.repeats):
@@ -102,7 +104,11 @@ def main() -> None:
     base = statistics.median(r["ms"] for r in results["mkl-default"])
     base_cpu = statistics.median(r["cpu_ms"] for r in results["mkl-default"])
     reference = results["mkl-default"][0]["losses"]
-    print(f"P0 step, {args.threads} threads, {args.repeats} runs x {args.steps} steps (medians)")
+    blocks = f"{args.n_layer} block{'s' if args.n_layer > 1 else ''}"
+    print(
+        f"P0 step, {blocks}, {args.threads} threads, {args.repeats} runs x {args.steps} steps "
+        "(medians; GFLOP/s by 6 x parameters x tokens, from wall time)"
+    )
     for name, runs in results.items():
         ms = statistics.median(r["ms"] for r in runs)
         cpu_ms = statistics.median(r["cpu_ms"] for r in runs)
@@ -115,7 +121,9 @@ def main() -> None:
         print(
             f"{name:>12}: {ms:7.1f} ms/step x{base / ms:.2f}  CPU {cpu_ms:7.1f} ms "
             f"x{base_cpu / cpu_ms:.2f}  "
-            f"{64 * 128 / ms * 1e3:9,.0f} tokens/s  warm-up {warmup_s:5.1f} s  "
+            f"{64 * 128 / ms * 1e3:9,.0f} tokens/s "
+            f"{6 * runs[0]['parameters'] * 64 * 128 / ms / 1e6:5.0f} GFLOP/s  "
+            f"warm-up {warmup_s:5.1f} s  "
             f"max rel. loss diff {drift:.1e}  ({runs[0]['matmul']})"
         )
 
