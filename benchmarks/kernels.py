@@ -6,10 +6,13 @@ AVX-512 kernels (attnlab's default where the CPU has them: :mod:`attnlab.mkl_avx
 and ``torch.compile`` (inductor) over the AVX-512 path, its GEMMs left to oneMKL or, with
 ``max-autotune``, to inductor's own C++ GEMM templates where they win. Each path runs in
 a fresh process, the paths alternate across repeats, and the figures are medians (the
-compile's first steps are untimed warm-up); every path trains the same seeded batches,
-and its loss curve is compared with the default's.
+compile's first steps are untimed warm-up, from an empty Inductor cache, as on a fresh
+machine); every path trains the same seeded batches, and its loss curve is compared with
+the default's. Wall time per step and GFLOP/s need a quiet machine; the CPU time per
+step is the steadier figure when other work shares the cores.
 
     python benchmarks/kernels.py --threads 2 --steps 10 --repeats 3
+    python benchmarks/kernels.py --threads 1 --n-layer 12 --steps 4  # E11's model
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 PATHS = {
@@ -92,14 +96,15 @@ def main() -> None:
     for repeat in range(args.repeats):
         order = list(PATHS) if repeat % 2 == 0 else list(reversed(PATHS))
         for name in order:
-            env = {**os.environ, **PATHS[name]}
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", *sys.argv[1:]],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
+            # An empty Inductor cache: the warm-up holds a cold compile, as on a fresh machine.
+            with tempfile.TemporaryDirectory() as cache:
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child", *sys.argv[1:]],
+                    env={**os.environ, **PATHS[name], "TORCHINDUCTOR_CACHE_DIR": cache},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
             results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
     base = statistics.median(r["ms"] for r in results["mkl-default"])
     base_cpu = statistics.median(r["cpu_ms"] for r in results["mkl-default"])
