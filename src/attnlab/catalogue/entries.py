@@ -104,7 +104,7 @@ class RuleSpec(Model):
 class ClaimSpec(RuleSpec):
     """A claim of the story: its id, its words, its rule, and how the threshold reads them."""
 
-    id: Annotated[str, Field(pattern=r"^E\d\d\.\d+$")]
+    id: Annotated[str, Field(pattern=r"^(E\d\d\.\d+|sweeps\.\w+)$")]
     says: str
     reading: str
 
