@@ -186,3 +186,10 @@ def test_report_imports_the_verdicts_types_never_a_rule():
         and defining_module(found.target, found.name) not in VERDICT_TYPES
     ]
     assert found == [], "report imports a rule of verdicts:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", ["runs", "evaluation", "metrics"])
+def test_what_a_stage_measures_or_stores_takes_values_never_the_params_loader(package):
+    _exists(package)
+    found = _imports_between(package, {"config"})
+    assert found == [], f"{package} imports config (pass it values):\n" + "\n".join(found)

@@ -34,7 +34,8 @@ def saved(tmp_path_factory):
 def test_the_model_and_its_variant_read_back_as_saved(saved):
     job, model, folder = saved
     trained = load_trained_model(folder)
-    assert trained.variant == job.variant
+    assert trained.name == "ladder-mlp" and trained.train == job.variant.train.model_dump()
+    assert trained.model.config == job.variant.model
     assert trained.seeds == {"seed": 1338, "init_seed": 1338, "data_seed": 1338}
     assert not trained.model.training
     expected, found = model.state_dict(), trained.model.state_dict()
