@@ -36,7 +36,7 @@ from attnlab.config import load_params
 from attnlab.data.batches import draw_windows
 from attnlab.data.tokens import read_tokens
 from attnlab.models import LanguageModel
-from attnlab.training import TrainJob, next_token_loss, train_variant, warmup_factor
+from attnlab.training import FitOptions, TrainJob, next_token_loss, train_variant, warmup_factor
 from attnlab.training.memory import tune_malloc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,9 +109,8 @@ def lightning_path(
     tear-down included), and the model.
     """
     clock = Clock()
-    result = train_variant(
-        job, tokens_file, scratch / "runs", scratch, live_progress=False, callbacks=[clock]
-    )
+    options = FitOptions(tokens_file, scratch / "runs", scratch, live_progress=False)
+    result = train_variant(job, options, callbacks=[clock])
     times = {"loop": clock.wall, "cpu": clock.cpu, "step": _median_step(clock.ends)}
     times["fit"] = result.metrics["wall_s"]
     return times, result.model

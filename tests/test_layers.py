@@ -11,7 +11,9 @@ functions and under ``TYPE_CHECKING`` too): a trained run is scored while it tra
 last never import each other; what both need (``metrics``, ``runs``) imports neither.
 ``config`` validates the params and builds nothing, so it imports no package that does.
 ``report`` lays out and renders; the claim rules and statistics live in ``verdicts``, which
-never imports ``report``. A rule about a package fails while that package does not exist.
+never imports ``report``, and report reads verdicts' types and statistics, never a rule:
+what it shows is decided by one call (``verdicts.decide``) before it is laid out. A rule
+about a package fails while that package does not exist.
 """
 
 import ast
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from import_graph import MODULES, PACKAGE, imports, package_of
+from import_graph import MODULES, PACKAGE, defining_module, imports, package_of
 
 from attnlab.cli import STAGES
 
@@ -159,3 +161,35 @@ def test_report_holds_no_claim_rule_and_verdicts_never_imports_report():
     _exists("verdicts")
     found = _imports_between("verdicts", {"report"})
     assert found == [], "verdicts imports report:\n" + "\n".join(found)
+
+
+# What report may read of verdicts: the decisions' types, the statistics and number format
+# its cells print, and the records it lays out (a study's trials, E17's maps).
+VERDICT_TYPES = {
+    "attnlab.verdicts",
+    "attnlab.verdicts.decisions",
+    "attnlab.verdicts.stats",
+    "attnlab.verdicts.number_format",
+    "attnlab.verdicts.sweep_trials",
+    "attnlab.verdicts.winograd_maps",
+}
+
+
+def test_report_imports_the_verdicts_types_never_a_rule():
+    _exists("verdicts")
+    found = [
+        f"{found} (defined in {defining_module(found.target, found.name)})"
+        for module in MODULES
+        if package_of(module) == "report"
+        for found in imports(module)
+        if package_of(found.target) == "verdicts"
+        and defining_module(found.target, found.name) not in VERDICT_TYPES
+    ]
+    assert found == [], "report imports a rule of verdicts:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", ["runs", "evaluation", "metrics"])
+def test_what_a_stage_measures_or_stores_takes_values_never_the_params_loader(package):
+    _exists(package)
+    found = _imports_between(package, {"config"})
+    assert found == [], f"{package} imports config (pass it values):\n" + "\n".join(found)

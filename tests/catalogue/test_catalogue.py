@@ -35,11 +35,11 @@ from attnlab.catalogue.readme import BEGIN, END, experiments_table
 from attnlab.charts import chart_runs
 from attnlab.config.files import read_params_mapping
 from attnlab.config.protocols import check_protocols
-from attnlab.report.sections import BUILDERS
-from attnlab.verdicts import CLAIMS
+from attnlab.report.sections import LAYOUTS
+from attnlab.verdicts import catalogue_claims
 from attnlab.verdicts.claim_rules import RULES
-from attnlab.verdicts.sweep_check import BEATS
 
+CLAIMS = catalogue_claims()
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = read_params_mapping(ROOT / "params.yaml")
 ALIASES: dict[str, str] = PARAMS["aliases"]
@@ -78,14 +78,30 @@ def test_every_claim_reads_its_own_experiments_rows_or_probe(key, entry):
     own = {f"{name}/{kind}" for name in entry.variants for kind in ("eval", "train")}
     own |= {f"winograd/{name}" for name in entry.variants}
     own |= {entry.probe} - {None}
+    if key == "sweeps":  # each study's check reads its best trial's runs and its variant's
+        studies = PARAMS["sweeps"]["studies"].items()
+        own |= {f"sweep-check/{name}/eval" for name, _ in studies}
+        own |= {f"{study['variant']}/eval" for _, study in studies}
     for claim in (c for c in CLAIMS if c.experiment == key):
         for ref in claim.rule.needs:
             assert ref.source in own, f"{claim.id} reads {ref.source}, not a row of {key}"
 
 
-def test_the_sweeps_beats_is_the_catalogues_beats():
+@pytest.mark.parametrize("study", sorted(PARAMS["sweeps"]["studies"]))
+def test_each_studys_check_is_a_claim_of_the_sweeps_against_its_variant_by_the_catalogues_beats(
+    study,
+):
+    variant = PARAMS["sweeps"]["studies"][study]["variant"]
+    check = next(c for c in experiment("sweeps").claims if c.id == f"sweeps.{study}")
+    assert check.rule == "ratio_in"
+    assert [(m.source, m.key) for m in check.of] == [
+        (f"sweep-check/{study}/eval", "val/ppl"),
+        (f"{variant}/eval", "val/ppl"),
+    ]
     beats = [c for c in experiment("E02").claims if c.id in {"E02.6", "E02.7", "E02.8", "E02.9"}]
-    assert {(c.threshold.hi, c.threshold.strict) for c in beats} == {(BEATS, True)}
+    thresholds = {(c.threshold.lo, c.threshold.hi, c.threshold.strict) for c in beats}
+    assert thresholds == {(None, 1.0, True)}
+    assert thresholds == {(check.threshold.lo, check.threshold.hi, check.threshold.strict)}
 
 
 def _drawn_by_stages() -> set[str]:
@@ -149,8 +165,8 @@ def test_the_readmes_table_is_the_catalogues():
     assert shown == experiments_table(experiments()), "run: python -m attnlab.catalogue"
 
 
-def test_every_experiment_has_a_report_section():
-    assert set(BUILDERS) == set(experiments())
+def test_every_layout_of_its_own_lays_out_an_experiment_of_the_catalogue():
+    assert set(LAYOUTS) <= set(experiments())
 
 
 def test_measurements_and_tasks_follow_the_rows_not_the_names():

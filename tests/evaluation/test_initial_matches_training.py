@@ -16,7 +16,7 @@ from attnlab.config.files import read_params_mapping
 from attnlab.data.tokens import TokenSplit, write_split
 from attnlab.evaluation import build_initial_model
 from attnlab.models import LanguageModel
-from attnlab.training import TrainJob, fit_parts, train_variant
+from attnlab.training import FitOptions, TrainJob, fit_parts, train_variant
 from attnlab.training import fit as training_fit
 
 PARAMS = read_params_mapping(Path(__file__).resolve().parents[2] / "params.yaml")
@@ -56,7 +56,8 @@ def test_training_builds_exactly_the_model_build_initial_model_rebuilds(
     monkeypatch.setattr(fit_parts, "LanguageModel", Recording)  # where the fit builds it
     monkeypatch.setattr(training_fit, "build_trainer", stop)  # the next thing after the model
     with pytest.raises(_Built):
-        train_variant(job, tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
+        options = FitOptions(tokens, tmp_path / "runs", tmp_path / "wandb", live_progress=False)
+        train_variant(job, options)
 
     rebuilt = build_initial_model(job.variant.model, job.init_seed).state_dict()
     assert len(built) == 1 and built[0].keys() == rebuilt.keys()

@@ -148,7 +148,7 @@ def test_allow_missing_runs_only_what_an_edit_made_stale_where_no_model_is_kept(
     assert "1 stages to bring up to date" in out, out
     assert f"train@ladder-mlp-{SEED}: ran in " in out and "ladder-no-context" not in out
     trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
-    assert trained.variant.train.lr == 0.002
+    assert trained.train["lr"] == 0.002
 
 
 def _wait_for(condition, timeout_s: float, what: str) -> None:
@@ -262,7 +262,7 @@ def test_set_params_run_as_an_experiment_that_dvc_exp_show_lists(project):
     saved = experiments["lr-2e-5"]["params"]["params.yaml"]["data"]
     assert saved["variants"]["ladder-mlp"]["train"]["lr"] == 0.00002
     trained = load_trained_model(project.root / f"data/models/ladder-mlp/seed-{SEED}")
-    assert trained.variant.train.lr == 0.00002
+    assert trained.train["lr"] == 0.00002
     assert trained.config["dvc_experiment"] == "lr-2e-5"
 
 

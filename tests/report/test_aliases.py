@@ -9,9 +9,10 @@ import json
 
 from report_fabricate import ALIASES, inputs, write_run
 
-from attnlab.report import build_report, load_results
+from attnlab.report import load_results
 from attnlab.report.aggregates import aggregates
 from attnlab.report.headline import headline
+from attnlab.stages.report import report_of
 from attnlab.verdicts import HOLDS, NOT_RUN, judge_all
 
 
@@ -37,7 +38,7 @@ def test_an_alias_row_reads_its_variants_metrics_and_curves(tmp_path):
     assert results.curve("depth-1", "train/loss") == results.curve("ladder-layernorm", "train/loss")
     assert results.curve("depth-1", "train/loss")  # a curve, not two empty ones
 
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     e18 = _section(report.markdown, "E18")
     assert "| shared runs (params aliases) | depth-1: same run as ladder-layernorm |" in e18
     assert "| rows trained | 2 of 2 |" in e18
@@ -56,7 +57,7 @@ def test_the_variants_evaluation_carries_its_aliases_measurements(tmp_path):
     assert any(
         key.startswith("trained/scores/std/") for key in _eval(reports, "ladder-layernorm", 1)
     )
-    e09 = _section(build_report(inputs(reports)).markdown, "E09")
+    e09 = _section(report_of(inputs(reports)).markdown, "E09")
     assert "| dk-block-32-scaled | 32 | yes |" in e09  # E09's row of the d_k = 32 head
 
 
@@ -90,5 +91,5 @@ def test_without_the_alias_the_row_is_not_run(tmp_path):
     bare = type(bare)(
         bare.metrics, bare.curves, bare.tables, bare.figures, bare.sweeps, bare.params
     )
-    verdicts = {v.claim.id: v.status for v in build_report(bare).verdicts}
+    verdicts = {v.claim.id: v.status for v in report_of(bare).verdicts}
     assert verdicts["E18.2"] == NOT_RUN and HOLDS in verdicts.values()

@@ -8,8 +8,9 @@ the same numbers as a table in the experiment's section of the page and of the M
 import pytest
 from report_fabricate import STEPS_KEPT, inputs, write_run
 
-from attnlab.report import build_report, figures, load_results
+from attnlab.report import figures, load_results
 from attnlab.report.along_section import along_runs, series
+from attnlab.stages.report import report_of
 
 
 def test_a_prefix_is_the_mean_of_its_keys_at_each_step():
@@ -22,7 +23,7 @@ def test_a_prefix_is_the_mean_of_its_keys_at_each_step():
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     reports = write_run(tmp_path_factory.mktemp("r") / "reports", only={"E09", "E11"})
-    return build_report(inputs(reports))
+    return report_of(inputs(reports))
 
 
 @pytest.mark.parametrize(

@@ -9,17 +9,17 @@ import math
 import pytest
 from report_fabricate import inputs, maps, write_run
 
-from attnlab.report import build_report
+from attnlab.stages.report import report_of
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """The report and the demo of a full tiny-budget run, and a demo with no maps."""
     folder = tmp_path_factory.mktemp("pages")
-    full = build_report(inputs(write_run(folder / "reports")))
+    full = report_of(inputs(write_run(folder / "reports")))
     (folder / "index.html").write_text(full.index_html)
     (folder / "demo.html").write_text(full.demo_html)
-    bare = build_report(inputs(folder / "nothing"))
+    bare = report_of(inputs(folder / "nothing"))
     (folder / "bare-demo.html").write_text(bare.demo_html)
     return folder, full
 

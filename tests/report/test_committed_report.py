@@ -14,8 +14,7 @@ import pytest
 from attnlab import paths
 from attnlab.config import load_params
 from attnlab.paths import metrics_text
-from attnlab.report import build_report
-from attnlab.stages.report import report_inputs
+from attnlab.stages.report import report_inputs, report_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def rendered():
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(ROOT)  # the report reads reports/ relative to the project, as DVC runs it
-        return build_report(report_inputs(load_params(ROOT / "params.yaml")))
+        return report_of(report_inputs(load_params(ROOT / "params.yaml")))
 
 
 RENDER = "render it again: `dvc repro report` (or `attnlab report`), then commit reports/"

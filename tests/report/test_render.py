@@ -11,9 +11,12 @@ from html.parser import HTMLParser
 import pytest
 from report_fabricate import SEEDS, VARIANTS, inputs, stamped, write_run
 
-from attnlab.report import build_report, load_results
-from attnlab.report.sections import STORY
-from attnlab.verdicts import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_RUN
+from attnlab.catalogue import experiments
+from attnlab.report import load_results
+from attnlab.stages.report import report_of
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, catalogue_claims
+
+CLAIMS = catalogue_claims()
 
 
 class _Page(HTMLParser):
@@ -48,18 +51,19 @@ def full_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def full(full_run):
-    return build_report(inputs(full_run))
+    return report_of(inputs(full_run))
 
 
 def test_a_full_run_has_every_section_in_the_storys_order_and_every_claim_judged(full):
     page = _parse(full.index_html)
-    ids = [entry.id for entry in STORY]
+    ids = list(experiments())
     assert page.sections == ["record", "claims", "inconclusive", *sorted(ids, key=_story_order)]
     assert len(full.verdicts) == len(CLAIMS)
     statuses = {v.claim.id: v.status for v in full.verdicts}
-    # The fabricated run measures every claim's inputs except the E03-E12 probes it skips.
+    # The fabricated run measures every claim's inputs except the E03-E12 probes it skips
+    # and the sweeps' best-trial checks.
     undecided = sorted(c for c, s in statuses.items() if s == NOT_RUN)
-    assert undecided == ["E04.1", "E10.1", "E12.1", "E19.1"]
+    assert undecided == ["E04.1", "E10.1", "E12.1", "E19.1", "sweeps.dk", "sweeps.warmup"]
     assert {HOLDS, FAILS, INCONCLUSIVE} <= set(statuses.values())
     for claim in CLAIMS:
         assert claim.text in full.index_html.replace("&#x27;", "'"), claim.id
@@ -96,7 +100,7 @@ def test_the_ladders_table_and_the_protocol_come_from_the_metrics_files(full):
 
 
 def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
-    report = build_report(inputs(write_run(tmp_path / "reports", only={"E02", "probes"})))
+    report = report_of(inputs(write_run(tmp_path / "reports", only={"E02", "probes"})))
     statuses = {v.claim.experiment: set() for v in report.verdicts}
     for verdict in report.verdicts:
         statuses[verdict.claim.experiment].add(verdict.status)
@@ -113,30 +117,30 @@ def test_a_partial_run_says_not_run_and_never_crashes(tmp_path):
 
 
 def test_an_empty_run_and_unreadable_files_still_render(tmp_path):
-    empty = build_report(inputs(tmp_path / "nothing"))
+    empty = report_of(inputs(tmp_path / "nothing"))
     assert {v.status for v in empty.verdicts} == {NOT_RUN}
     reports = write_run(tmp_path / "reports", only={"E02"})
     (reports / "metrics/ladder-mlp/seed-2/eval.json").write_text("{ not json")
     (reports / "curves/ladder-mlp/seed-2/train_loss.csv").write_text("step\n1\n")
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     assert "ladder-mlp/seed-2/eval.json: unreadable" in report.index_html
     assert "Files that could not be read" in report.markdown
     mlp = next(v for v in report.verdicts if v.claim.id == "E02.8")
     assert mlp.status == INCONCLUSIVE and mlp.n == 1  # seed 1 is left, alone
     (reports / "metrics/ladder-mlp/seed-1/eval.json").write_text("[]")
-    mlp = next(v for v in build_report(inputs(reports)).verdicts if v.claim.id == "E02.8")
+    mlp = next(v for v in report_of(inputs(reports)).verdicts if v.claim.id == "E02.8")
     assert mlp.status == NOT_RUN
 
 
 def test_rendering_is_deterministic(full, full_run):
-    again = build_report(inputs(full_run))
+    again = report_of(inputs(full_run))
     assert again.index_html == full.index_html
     assert again.markdown == full.markdown and again.demo_html == full.demo_html
 
 
 def test_the_demo_embeds_the_maps_as_data_that_cannot_close_its_script(tmp_path):
     reports = write_run(tmp_path / "reports", only={"winograd"})
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     island = report.demo_html.split('id="winograd-data">', 1)[1].split("</script>", 1)[0]
     assert '"E17, closed, 2 blocks"' in island and '"tired"' in island
     assert "Not run yet" in report.demo_html  # the fallback text stays in the page's code
@@ -181,7 +185,7 @@ def test_the_aggregates_hold_mean_std_n_and_every_seed(full):
 def test_a_stale_file_without_a_seed_beside_seeded_ones_is_ignored_and_said(tmp_path):
     reports = write_run(tmp_path / "reports", only={"E02"})
     (reports / "metrics/ladder-mlp/eval.json").write_text('{"val/ppl": 1.0}')
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     assert report.summary["ladder-mlp/eval"]["val/ppl"]["n"] == 2
     assert "metrics ladder-mlp/eval: a file without a seed beside per-seed files" in (
         report.markdown
@@ -205,6 +209,6 @@ def test_a_trained_row_with_only_an_unseeded_file_pairs_with_nothing(tmp_path):
     assert "metrics norm-pre-warmup/eval: a trained run's file without a seed" in (
         "\n".join(results.problems)
     )
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     e11_3 = next(v for v in report.verdicts if v.claim.id == "E11.3")
     assert e11_3.status == NOT_RUN

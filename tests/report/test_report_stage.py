@@ -6,7 +6,9 @@ import shutil
 import pytest
 from report_fabricate import SEEDS, write_run
 
-from attnlab.verdicts import CLAIMS
+from attnlab.verdicts import catalogue_claims
+
+CLAIMS = catalogue_claims()
 
 pytestmark = pytest.mark.slow
 

@@ -17,11 +17,12 @@ import yaml
 from report_fabricate import inputs, stamped, write_run
 
 from attnlab.catalogue import CATALOGUE_FILE, experiment, parse_catalogue
-from attnlab.report import build_report, load_results
+from attnlab.report import load_results
 from attnlab.report.render import render_html, render_markdown
 from attnlab.report.robustness_table import robustness_table
 from attnlab.report.sections import build_sections
-from attnlab.verdicts import FAILS, HOLDS, NOT_RUN, judge_all
+from attnlab.stages.report import report_of
+from attnlab.verdicts import FAILS, HOLDS, NOT_RUN, Decisions, judge_all
 from attnlab.verdicts.robustness import EVERY_FAILS, claims_under_protocols
 
 SEEDS = (1, 2, 3)
@@ -106,7 +107,7 @@ def test_the_table_renders_in_its_section_after_the_main_verdicts_on_page_and_ma
     table, results, verdicts, _ = _table(
         tmp_path, {"": WORSE, "-dropout10": EQUAL, "-dropout20": WORSE}
     )
-    sections = build_sections(results)
+    sections = build_sections(results, Decisions(verdicts))
     markdown = render_markdown(sections, verdicts, [], {"E11": table})
     section = markdown.split("## E11:", 1)[1].split("\n## ", 1)[0]
     claims, robustness = section.split("### Claims", 1)[1].split(f"### {table.title}")
@@ -186,7 +187,7 @@ def _equal(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("key", ["E02", "E08", "E09", "E11", "E13", "E16", "E17", "E18"])
 def test_the_built_report_shows_every_protocol_in_its_experiments_section(tmp_path, key):
-    report = build_report(inputs(write_run(tmp_path / "reports")))
+    report = report_of(inputs(write_run(tmp_path / "reports")))
     section = report.markdown.split(f"## {key}:", 1)[1].split("\n## ", 1)[0]
     body = section.split("### The claims under other protocols", 1)[1]
     for name, protocol in experiment(key).protocols.items():

@@ -11,7 +11,7 @@ import json
 from report_fabricate import SEEDS, inputs, write_run
 
 from attnlab import result_code
-from attnlab.report import build_report
+from attnlab.stages.report import report_of
 from attnlab.verdicts import HOLDS, NOT_RUN, STALE
 
 
@@ -28,13 +28,13 @@ def _verdicts(report) -> dict:
 
 def test_a_run_trained_by_other_code_is_left_out_and_its_claims_are_stale(tmp_path):
     reports = write_run(tmp_path / "reports", only={"E02", "probes"})
-    current = _verdicts(build_report(inputs(reports)))
+    current = _verdicts(report_of(inputs(reports)))
     assert current["E02.1"].status != STALE and current["E03.1"].status == HOLDS
 
     _restamp(reports / "metrics/ladder-average/seed-2/train.json", training="0" * 12)
     probe = reports / "metrics/probes/e03.json"
     probe.write_text(json.dumps({"e03/last_row_max_abs_diff": 0.0}))  # no stamp at all
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
 
     assert "ladder-average seed 2: train.json trained by other code (training/ changed)" in (
         report.stale
@@ -64,7 +64,7 @@ def test_a_seed_the_params_expect_and_nothing_holds_is_awaited(tmp_path):
     expecting = dataclasses.replace(
         inputs(reports), seeds={"ladder-average": (*SEEDS, 3), "ladder-no-context": SEEDS}
     )
-    e02_1 = _verdicts(build_report(expecting))["E02.1"]
+    e02_1 = _verdicts(report_of(expecting))["E02.1"]
     assert e02_1.status == STALE
     assert e02_1.evidence == "awaiting 1 of 5 runs: ladder-average seed 3"
 
@@ -72,6 +72,6 @@ def test_a_seed_the_params_expect_and_nothing_holds_is_awaited(tmp_path):
 def test_a_claim_none_of_whose_runs_exists_is_not_run_not_stale(tmp_path):
     reports = write_run(tmp_path / "reports", only={"probes"})
     expecting = dataclasses.replace(inputs(reports), seeds={"ladder-average": SEEDS})
-    report = build_report(expecting)
+    report = report_of(expecting)
     assert _verdicts(report)["E02.1"].status == NOT_RUN
     assert report.stale == []

@@ -13,7 +13,7 @@ import shutil
 from report_fabricate import SEEDS, VARIANTS, inputs, write_run
 
 from attnlab.config.fingerprint import EVAL, FINGERPRINT, TRAIN, RunConfiguration
-from attnlab.report import build_report
+from attnlab.stages.report import report_of
 from attnlab.verdicts import STALE
 
 CURRENT = {TRAIN: "1" * 16, EVAL: "2" * 16}  # the fingerprints the params give (made up)
@@ -43,7 +43,7 @@ def test_a_run_of_another_budget_is_left_out_named_and_the_tally_is_the_matching
     _edit(run_2 / "eval.json", **{"val/ppl": 1000.0, FINGERPRINT: "e" * 16})
     # Only the fingerprint tells this one: its evaluation was measured under other knobs.
     _edit(reports / "metrics/ladder-average/seed-2/eval.json", **{FINGERPRINT: "0" * 16})
-    mixed = build_report(_inputs(reports))
+    mixed = report_of(_inputs(reports))
 
     assert mixed.stale == [
         "ladder-average seed 2: eval.json configuration 0000000000000000, params give "
@@ -66,7 +66,7 @@ def test_a_run_of_another_budget_is_left_out_named_and_the_tally_is_the_matching
         for kind in ("metrics", "curves"):
             shutil.rmtree(matching / kind / run)
     shutil.copytree(run_1, matching / "metrics/ladder-mlp/seed-1", dirs_exist_ok=True)
-    alone = build_report(_inputs(matching))
+    alone = report_of(_inputs(matching))
     assert alone.stale == []
     for mixed_verdict, alone_verdict in zip(mixed.verdicts, alone.verdicts, strict=True):
         if {"ladder-mlp", "ladder-average"} & set(mixed_verdict.variants):
@@ -86,7 +86,7 @@ def test_a_seed_params_no_longer_list_is_stale_and_a_record_without_fingerprint_
     reports = write_run(tmp_path / "reports", only={"E02"})
     for kind in ("metrics", "curves"):  # seed 3: a run of a seed since dropped from params
         shutil.copytree(reports / kind / "ladder-mlp/seed-2", reports / kind / "ladder-mlp/seed-3")
-    report = build_report(_inputs(reports))
+    report = report_of(_inputs(reports))
     assert report.stale == ["ladder-mlp seed 3: its seed is not one of params seeds"]
     # The fabricated records predate fingerprints, as the committed record does: they
     # state the params' steps and seeds, so every other run is read.
@@ -101,7 +101,7 @@ def test_the_runs_of_a_variant_params_no_longer_list_are_left_out_and_named(tmp_
     assert (reports / "metrics/ladder-no-context/seed-1/eval.json").is_file()
     known = _inputs(reports)
     deleted = {v: runs for v, runs in known.configurations.items() if v != "ladder-no-context"}
-    report = build_report(dataclasses.replace(known, configurations=deleted))
+    report = report_of(dataclasses.replace(known, configurations=deleted))
     assert report.stale == [
         f"ladder-no-context seed {s}: no variant ladder-no-context in params variants"
         for s in SEEDS

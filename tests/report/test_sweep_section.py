@@ -5,10 +5,10 @@ import dataclasses
 import json
 
 from PIL import Image
-from report_fabricate import PARAMS, inputs, write_run
+from report_fabricate import PARAMS, inputs, stamped, write_run
 
-from attnlab.report import build_report
 from attnlab.report.sweep_section import OFFLINE_HINT
+from attnlab.stages.report import report_of
 
 
 def _sweeps_md(report) -> str:
@@ -17,7 +17,7 @@ def _sweeps_md(report) -> str:
 
 def _report(tmp_path, **params):
     found = inputs(write_run(tmp_path / "reports", only={"sweeps"}))
-    return build_report(dataclasses.replace(found, params={**PARAMS, **params}))
+    return report_of(dataclasses.replace(found, params={**PARAMS, **params}))
 
 
 def test_the_section_answers_against_the_choice_and_states_the_cost(tmp_path):
@@ -58,7 +58,7 @@ def test_optunas_importances_and_parallel_coordinates_come_first(tmp_path):
     for name in ("optimization_history", "slice", "parallel_coordinate", "param_importances"):
         (reports / "sweeps/dk/figures").mkdir(parents=True, exist_ok=True)
         Image.new("RGB", (2, 2)).save(reports / f"sweeps/dk/figures/{name}.png")
-    page = build_report(inputs(reports)).index_html.split('<section id="sweeps">', 1)[1]
+    page = report_of(inputs(reports)).index_html.split('<section id="sweeps">', 1)[1]
     shown = [part.split('"', 1)[0] for part in page.split('alt="dk: ')[1:]]
     assert shown == ["param_importances", "parallel_coordinate", "optimization_history", "slice"]
     assert "Optuna&#x27;s importances" in page
@@ -81,11 +81,11 @@ def _without_the_choice_trial(reports, steps_per_trial):
 def test_the_choices_own_runs_stand_in_only_under_the_studys_protocol(tmp_path):
     same = write_run(tmp_path / "same" / "reports", only={"sweeps", "E08"})
     _without_the_choice_trial(same, 6)  # the fabricated runs' steps
-    section = _sweeps_md(build_report(inputs(same)))
+    section = _sweeps_md(report_of(inputs(same)))
     assert "dk-128-scaled trained under the same protocol, mean of 2 seeds" in section
     other = write_run(tmp_path / "other" / "reports", only={"sweeps", "E08"})
     _without_the_choice_trial(other, 60)  # a study at another budget than the record
-    section = _sweeps_md(build_report(inputs(other)))
+    section = _sweeps_md(report_of(inputs(other)))
     assert "was not measured under this study's protocol" in section
     assert "Whether the catalogue's choice is near the best: not measured." in section
 
@@ -101,3 +101,25 @@ def test_the_section_answers_the_storys_question_from_the_reference_trial(tmp_pa
         "val/ppl 300): near the best. |"
     )
     assert "run as a fixed trial before the sampled ones" in answer
+
+
+def test_the_studys_check_is_among_the_sections_claims(tmp_path):
+    reports = write_run(tmp_path / "reports", only={"sweeps"})
+    for seed, (best, choice) in enumerate([(90.0, 100.0), (91.0, 100.0), (89.0, 100.0)], 1):
+        for source, stage, value in (
+            ("sweep-check/dk", "sweep-check", best),
+            ("dk-128-scaled", "evaluate", choice),
+        ):
+            path = reports / "metrics" / source / f"seed-{seed}" / "eval.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(stamped(stage, {"val/ppl": value})))
+    report = report_of(dataclasses.replace(inputs(reports), params=PARAMS))
+    section = _sweeps_md(report)
+    assert section.index("### dk: the answer against the catalogue's choice") < section.index(
+        "### Claims"
+    )
+    claims = section.split("### Claims", 1)[1]
+    row = next(line for line in claims.splitlines() if line.startswith("| sweeps.dk |"))
+    assert "the d_k study's best trial beats the catalogue's choice" in row
+    assert "ppl(dk's best) / ppl(dk-128-scaled) below 1" in row
+    assert "**holds**" in row and "95 % CI [0.8755, 0.9252], n = 3" in row

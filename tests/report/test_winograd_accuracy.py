@@ -4,8 +4,9 @@ import re
 
 from report_fabricate import inputs
 
-from attnlab.report import build_report, figures
+from attnlab.report import figures
 from attnlab.runs import write_curve
+from attnlab.stages.report import report_of
 
 STEPS = (0, 1, 2, 4, 8, 16, 20)
 
@@ -21,7 +22,7 @@ def test_the_leaky_section_shows_two_models_and_names_the_third_not_run(tmp_path
     _curve(reports, "leaky-average", 1337, [0.5, 0.5, 0.52, 0.6, 0.8, 0.95, 1.0])
     _curve(reports, "leaky-average", 1338, [0.4, 0.5, 0.5, 0.55, 0.7, 0.9, 0.97])
     _curve(reports, "leaky-one-block", 1337, [0.45, 0.5, 0.5, 0.5, 0.625, 0.75, 0.875])
-    report = build_report(inputs(reports))
+    report = report_of(inputs(reports))
     table = report.markdown.split("Held-out accuracy along training, E16, leaky")[1]
     lines = [line for line in table.splitlines() if line.startswith("|")][:5]
     assert lines[0] == "| model | " + " | ".join(f"step {s}" for s in STEPS) + " |"

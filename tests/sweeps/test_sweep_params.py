@@ -177,3 +177,21 @@ def test_a_worker_refuses_the_embedded_journal(sweep_project):
     done = project.run("sweep", "worker", "dk")
     assert done.returncode == 2 and "ATTNLAB_OPTUNA_STORAGE" in done.stderr, done.stderr
     assert not (project.root / "data" / "sweeps").exists()
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.01, 0.37])
+def test_a_trial_trains_the_schedule_a_run_of_its_variant_trains_at_the_studys_budget(scale):
+    from attnlab.sweeps import Sweep
+    from attnlab.training import TrainJob
+
+    raw = copy.deepcopy(REAL_PARAMS)
+    raw["budget"]["scale"] = scale
+    params = parse_params(raw)
+    warmup = Sweep("warmup", params)
+    trial = warmup.trial_job(0, {"warmup_steps": 500, "norm": "post", "n_head": 8})
+    at_study = params.model_copy(update={"budget": warmup.budget})
+    run = TrainJob.from_variant(at_study, trial.variant)
+    assert (trial.steps, trial.warmup_steps) == (run.steps, run.warmup_steps)
+    steps = max(1, round(1000 * scale * warmup.study.budget))  # E11's 1000 steps, scaled
+    assert trial.steps == steps
+    assert trial.warmup_steps == min(steps, max(1, round(500 * scale * warmup.study.budget)))

@@ -16,7 +16,7 @@ from attnlab.data.batches import draw_group_windows, draw_windows
 from attnlab.runs.along_weights import step_file
 from attnlab.training import TrainJob
 from attnlab.training.fit import train_group, train_variant
-from attnlab.training.group import Member
+from attnlab.training.group import FitOptions, Member
 
 SEEDS = (SEED, SEED + 1, SEED + 2)
 STEPS = 50
@@ -27,8 +27,10 @@ def _jobs(variant: str, steps: int = STEPS) -> list[TrainJob]:
     return [TrainJob.from_params(params, variant, seed) for seed in SEEDS]
 
 
-def _options(root):
-    return {"live_progress": False, "project_dir": root}
+def _options(train_tokens, run_root, wandb, **more):
+    return FitOptions(
+        train_tokens, run_root, wandb, live_progress=False, project_dir=run_root.parent, **more
+    )
 
 
 def test_every_step_of_a_group_stacks_each_member_s_own_batch(train_tokens):
@@ -54,15 +56,16 @@ def test_a_group_member_trains_as_its_single_run(tmp_path, train_tokens, variant
     kept = (0, STEPS)
     singles = [
         train_variant(
-            job, train_tokens, tmp_path / f"alone-{job.seed}", tmp_path / "wandb",
-            keep_checkpoint=True, along=kept, **_options(tmp_path),
+            job,
+            _options(train_tokens, tmp_path / f"alone-{job.seed}", tmp_path / "wandb",
+                     keep_checkpoint=True),
+            along=kept,
         )
         for job in jobs
     ]  # fmt: skip
     group = train_group(
         [Member(job, along=kept) for job in jobs],
-        train_tokens, tmp_path / "group", tmp_path / "wandb",
-        keep_checkpoint=True, **_options(tmp_path),
+        _options(train_tokens, tmp_path / "group", tmp_path / "wandb", keep_checkpoint=True),
     )  # fmt: skip
     for alone, member in zip(singles, group, strict=True):
         assert alone.along is not None and member.along is not None
@@ -86,9 +89,9 @@ def test_a_group_member_trains_as_its_single_run(tmp_path, train_tokens, variant
 def test_a_group_refuses_members_of_two_variants(tmp_path, train_tokens):
     one, two = _jobs("ladder-layernorm")[0], _jobs("ladder-mlp")[1]
     with pytest.raises(ValueError, match="one variant"):
-        train_group([Member(one), Member(two)], train_tokens, tmp_path, tmp_path)
+        train_group([Member(one), Member(two)], FitOptions(train_tokens, tmp_path, tmp_path))
     with pytest.raises(ValueError, match="distinct seeds"):
-        train_group([Member(one), Member(one)], train_tokens, tmp_path, tmp_path)
+        train_group([Member(one), Member(one)], FitOptions(train_tokens, tmp_path, tmp_path))
 
 
 @pytest.mark.slow
@@ -137,11 +140,7 @@ def test_each_member_logs_its_own_curve_into_its_own_w_b_run(monkeypatch, tmp_pa
     monkeypatch.setenv("WANDB_MODE", "offline")
     jobs = _jobs("ladder-mlp", 8)
     results = train_group(
-        [Member(job) for job in jobs],
-        train_tokens,
-        tmp_path / "runs",
-        tmp_path,
-        **_options(tmp_path),
+        [Member(job) for job in jobs], _options(train_tokens, tmp_path / "runs", tmp_path)
     )
     runs = {run["config"]["seed"]: run for run in map(read_offline_run, offline_runs(tmp_path))}
     assert sorted(runs) == list(SEEDS)

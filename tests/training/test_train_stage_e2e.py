@@ -66,7 +66,7 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(tokenized_pro
         curve = read_curve(root / f"reports/curves/{run}/train_loss.csv")
         assert [step for step, _ in curve] == list(range(metrics["steps"])), variant
         trained = load_trained_model(root / f"data/models/{run}")
-        assert trained.variant.name == variant and trained.model.config.d_model == 32
+        assert trained.name == variant and trained.model.config.d_model == 32
     assert not list((tmp_path / "runs").glob("checkpoints/*/last.ckpt"))
 
     again = dvc_project.dvc("repro", "train")
@@ -77,7 +77,7 @@ def test_every_variant_trains_once_and_one_knob_reruns_one_variant(tokenized_pro
     exp = dvc_project.dvc("exp", "run", "-S", "variants.norm-pre.train.lr=0.00002", "train")
     assert dvc_project.ran_stages(exp.stdout) == [f"train@norm-pre-{SEED}"]
     trained = load_trained_model(root / f"data/models/{run_folder('norm-pre')}")
-    assert trained.variant.train.lr == 0.00002
+    assert trained.train["lr"] == 0.00002
     (name,) = _run_names(tmp_path / "wandb")
     assert name.endswith(f"/norm-pre/seed-{SEED}") and not name.startswith("workspace/")
 

@@ -13,7 +13,7 @@ from wandb_log import wandb_records  # noqa: F401 (re-exported to the tests)
 
 from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping, write_params_mapping
-from attnlab.training import TrainJob, TrainResult, train_variant
+from attnlab.training import FitOptions, TrainJob, TrainResult, train_variant
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRAIN_SCRIPT = PROJECT_ROOT / "pipeline" / "train.py"
@@ -50,11 +50,15 @@ def train_here(
     """Run :func:`train_variant` in this process with run state under ``root``.
 
     ``seed`` is the run's seed; None trains with the root ``seed``, as a sweep trial does.
+    ``options``: the run's ``curve``, ``callbacks`` and ``along``, and any of
+    :class:`FitOptions` beyond where it reads and writes.
     """
     job = TrainJob.from_params(parse_params(params), variant, seed)
-    return train_variant(
-        job, tokens, root / "runs", root / "wandb", live_progress=False, project_dir=root, **options
+    member = {key: options.pop(key) for key in ("curve", "callbacks", "along") if key in options}
+    fit = FitOptions(
+        tokens, root / "runs", root / "wandb", live_progress=False, project_dir=root, **options
     )
+    return train_variant(job, fit, **member)
 
 
 class StageProject:

@@ -12,7 +12,7 @@ from attnlab import paths
 from attnlab.config import parse_params
 from attnlab.config.files import read_params_mapping, write_params_mapping
 from attnlab.stages import winograd_data, winograd_score, winograd_train
-from attnlab.training import TrainJob, train_variant
+from attnlab.training import FitOptions, TrainJob, train_variant
 from attnlab.winograd.accuracy_curve import AccuracyCurve, log_spaced_steps
 from attnlab.winograd.from_params import build_task
 from attnlab.winograd.sentence_batches import WinogradSentences
@@ -72,10 +72,10 @@ def _train(tmp_path: Path, name: str, measured: bool):
     job = TrainJob.from_variant(loaded, cfg.variant(name), SEED)
     data = WinogradSentences(path, job.variant.train.batch_size, job.data_seed, job.steps)
     curve = AccuracyCurve(read_sentences(path, "held_out"), log_spaced_steps(job.steps))
-    result = train_variant(
-        job, path, tmp_path / "runs", tmp_path / "wandb", resumable=False,
-        live_progress=False, data=data, callbacks=[curve] if measured else [],
-    )  # fmt: skip
+    options = FitOptions(
+        path, tmp_path / "runs", tmp_path / "wandb", resumable=False, live_progress=False, data=data
+    )
+    result = train_variant(job, options, callbacks=[curve] if measured else [])
     return result, curve
 
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# What the evaluate stage may add for an experiment's rows (its ``measure``): the one list
+# of these names; the evaluate stage's registry takes each (a test holds them equal).
 Measurement = Literal["extrapolation", "score_stats", "grad_norms"]
 Task = Literal["leaky", "closed"]
 Curve = Literal["train_loss", "val_ppl", "winograd_loss"]
@@ -104,7 +106,7 @@ class RuleSpec(Model):
 class ClaimSpec(RuleSpec):
     """A claim of the story: its id, its words, its rule, and how the threshold reads them."""
 
-    id: Annotated[str, Field(pattern=r"^E\d\d\.\d+$")]
+    id: Annotated[str, Field(pattern=r"^(E\d\d\.\d+|sweeps\.\w+)$")]
     says: str
     reading: str
 

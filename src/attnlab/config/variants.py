@@ -33,6 +33,16 @@ class BudgetParams(Section):
         """``steps`` scaled by the budget, never fewer than one."""
         return max(1, round(steps * self.scale))
 
+    def schedule(self, train: "TrainParams") -> tuple[int, int]:
+        """The steps and warmup steps ``train`` runs for at this budget.
+
+        Both scale with the budget, so a warmup stays the same share of the run; it never
+        outlasts the run, and no warmup stays none.
+        """
+        steps = self.steps(train.steps)
+        warmup = min(steps, self.steps(train.warmup_steps)) if train.warmup_steps else 0
+        return steps, warmup
+
 
 # NumPy's and Lightning's seeding accept 32 bits; a larger seed would fail mid-stage.
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]

@@ -13,12 +13,11 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from attnlab.catalogue import experiments_of, measurements_of
-from attnlab.config.evaluation import EvaluateParams
 from attnlab.data.tokens import read_tokens
 from attnlab.errors import AttnlabError
 from attnlab.evaluation.measurements import (
@@ -30,6 +29,16 @@ from attnlab.evaluation.measurements import (
 from attnlab.metrics.bpb import token_byte_lengths
 from attnlab.runs.along_weights import read_along
 from attnlab.runs.model_folder import WEIGHTS, load_trained_model
+
+
+class Settings(Protocol):
+    """How a saved run is measured, as plain values (params ``evaluate`` has them all)."""
+
+    device: str  # auto, cpu or cuda
+    batch_size: int  # windows scored at once
+    lengths: Sequence[int]  # E13's evaluation lengths
+    stats_windows: int  # E09's validation windows
+
 
 # The scores the record's reader averages: one not finite would be written as null and
 # read as "not measured", a diverged model's run passing for a missing one.
@@ -57,7 +66,7 @@ def evaluate_trained(
     folder: Path,
     variant: str,
     seed: int,
-    evaluate: EvaluateParams,
+    evaluate: Settings,
     root_seed: int,
     tokens: Path,
     tokenizer: Path,
@@ -70,7 +79,8 @@ def evaluate_trained(
         folder: The trained run's folder (``model.pt`` and ``config.json``).
         variant: The variant name the run must have been trained as.
         seed: The seed it must have been trained with.
-        evaluate: Params ``evaluate``.
+        evaluate: How to measure it (params ``evaluate``: its device, batch size, E13's
+            lengths, E09's windows).
         root_seed: Params ``seed`` (E09's windows, E11's batch: the same for every run).
         tokens: The folder of ``train.parquet`` and ``val.parquet``.
         tokenizer: The tokenizer (the bytes of each token, for the bits per byte).
@@ -92,9 +102,9 @@ def evaluate_trained(
     """
     device = evaluation_device(evaluate.device)
     trained = load_trained_model(folder, map_location=device)
-    if trained.variant.name != variant or trained.config.get("seed") != seed:
+    if trained.name != variant or trained.config.get("seed") != seed:
         raise AttnlabError(
-            f"{folder} holds variant {trained.variant.name!r} trained with seed "
+            f"{folder} holds variant {trained.name!r} trained with seed "
             f"{trained.config.get('seed')}, not {variant!r} with seed {seed}: retrain it"
         )
     _refuse_non_finite(trained.model.state_dict(), Path(folder) / WEIGHTS)
@@ -108,7 +118,7 @@ def evaluate_trained(
         batch_size=evaluate.batch_size,
         lengths=tuple(evaluate.lengths),
         stats_windows=evaluate.stats_windows,
-        train_batch_size=trained.variant.train.batch_size,
+        train_batch_size=trained.train["batch_size"],
         token_bytes=token_byte_lengths(tokenizer, tokens / "val.parquet"),
     )
     extra = measurements_of((*experiments_of(variant), *experiments))

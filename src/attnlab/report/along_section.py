@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attnlab.catalogue import Experiment, experiment
+from attnlab.catalogue import Experiment
 from attnlab.evaluation.names import GRAD_NORMS, SCORE_STATS
 from attnlab.report import figures
 from attnlab.report.content import MISSING, Image, Section, Table, spread_cell
@@ -90,9 +90,8 @@ def _table(panels: list[tuple[str, dict[str, dict[Seed, list[Point]]]]]) -> Tabl
     return Table("Along training", header, tuple(rows), note)
 
 
-def along_section(results: Results, section: Section) -> None:
-    """Add the along-training figure and table of ``section``'s experiment, when measured."""
-    entry = experiment(section.id)
+def along_section(results: Results, section: Section, entry: Experiment) -> None:
+    """Add the along-training figure and table of ``entry``'s section, when measured."""
     labels = _labels(entry)
     drawn: list[figures.AlongPanel] = []
     tabled = []

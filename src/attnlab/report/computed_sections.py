@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnlab.catalogue import Experiment, experiment
+from attnlab.catalogue import Experiment
 from attnlab.report import figures
 from attnlab.report.content import (
     Image,
@@ -24,9 +24,9 @@ from attnlab.report.content import (
 from attnlab.report.inputs import Results
 
 
-def corpus(results: Results, section: Section) -> None:
+def corpus(results: Results, section: Section, entry: Experiment) -> None:
     """P0: the corpus and tokenizer every trained model reads."""
-    record = results.record(experiment(section.id).probe or "")
+    record = results.record(entry.probe or "")
     section.protocol = [
         ("seed", params_line(results, "seed") or "not run"),
         ("budget scale", params_line(results, "budget.scale") or "not run"),
@@ -36,9 +36,8 @@ def corpus(results: Results, section: Section) -> None:
         section.tables.append(Table("Tiny Shakespeare, byte-level BPE", ("measure", "value"), rows))
 
 
-def computed(results: Results, section: Section) -> None:
+def computed(results: Results, section: Section, entry: Experiment) -> None:
     """A computed experiment: its tables, its stage's figures, the environment it ran in."""
-    entry = experiment(section.id)
     source = entry.probe or ""
     record = results.record(source)
     section.measured = source in results.metrics

@@ -15,7 +15,7 @@ listed once under the variant's name.
 from typing import Any
 
 from attnlab.report.inputs import Results
-from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, Verdict
+from attnlab.verdicts.decisions import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, Verdict
 
 EVAL_SUFFIX = "/eval"
 VARIANT_KEYS = ("val/ppl", "val/bpb")

@@ -33,7 +33,7 @@ from attnlab.report.stale import (
     drop_other_code_document,
     drop_stale_runs,
 )
-from attnlab.verdicts.rules import Awaited
+from attnlab.verdicts.decisions import Awaited
 from attnlab.verdicts.stats import Seed, Summary, summarise
 
 Point = tuple[float, float]

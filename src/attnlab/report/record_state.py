@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from attnlab.report.inputs import Results
 from attnlab.report.stale import run_of
-from attnlab.verdicts import STALE, Verdict
+from attnlab.verdicts.decisions import STALE, Verdict
 
 CONTINUE = "attnlab repro --time-limit 2h"  # advances the record by what fits; rerun it
 AT_ONCE = "attnlab repro --yes"  # every stale stage now

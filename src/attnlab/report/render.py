@@ -21,7 +21,7 @@ from markupsafe import Markup
 from attnlab.report.content import MISSING, Section, Table
 from attnlab.report.record_state import RecordState
 from attnlab.report.verdict_text import basis, deciding_runs
-from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, STATUSES, Verdict
+from attnlab.verdicts.decisions import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, STALE, STATUSES, Verdict
 
 TITLE = "attnlab: attention and the transformer block, derived from an average"
 BADGE = {

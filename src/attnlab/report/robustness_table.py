@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from attnlab.catalogue import Experiment, Protocol, experiments
 from attnlab.report.content import Table
 from attnlab.report.verdict_text import status_cell
-from attnlab.verdicts.robustness import Robustness
+from attnlab.verdicts.decisions import Robustness
 
 
 def _runs(name: str, protocol: Protocol) -> str:
@@ -48,7 +48,12 @@ def robustness_table(entry: Experiment, claims: list[Robustness]) -> Table:
     return Table("The claims under other protocols", header, rows, note)
 
 
-def robustness_tables(decided: Mapping[str, list[Robustness]]) -> dict[str, Table]:
-    """The robustness table of every experiment in ``decided``, by experiment id."""
-    entries = experiments()
-    return {key: robustness_table(entries[key], claims) for key, claims in decided.items()}
+def robustness_tables(
+    decided: Mapping[str, list[Robustness]], entries: Mapping[str, Experiment] | None = None
+) -> dict[str, Table]:
+    """The robustness table of every experiment in ``decided``, by experiment id.
+
+    ``entries``: the experiments (default: the catalogue's).
+    """
+    found = experiments() if entries is None else entries
+    return {key: robustness_table(found[key], claims) for key, claims in decided.items()}

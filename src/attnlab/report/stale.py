@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 from attnlab.config.fingerprint import EVAL, TRAIN, RunConfiguration
 from attnlab.result_code import changed_parts
-from attnlab.verdicts.claims import variant_of
-from attnlab.verdicts.rules import Awaited
+from attnlab.verdicts.decisions import Awaited, variant_of
 from attnlab.verdicts.stats import Seed
 
 # Per variant, per seed of its params seeds: the configuration the params give its run.

@@ -1,13 +1,11 @@
 """The report's section of the Optuna sweeps (the Sweeps of docs/catalogue.md).
 
 Per study: the answer about its reference trials and against the catalogue's choice
-(:mod:`attnlab.verdicts.sweep_answers`),
-the verdict of its best-trial check (:mod:`attnlab.verdicts.sweep_check`),
-what it cost, the best trial, every trial with its W&B run, and the figures the sweep stage
-drew (Optuna's importances and parallel coordinates first). The catalogue's choice comes
-from the report's params (``sweeps``: the study's variant, that variant's own value of
-every searched axis and the study's reference trials; ``variants``: each variant's recipe,
-for E11's warmup; ``wandb``: where the runs are, for the links).
+(decided by :func:`attnlab.verdicts.decide`, laid out here), what it cost, the best trial,
+every trial with its W&B run, and the figures the sweep stage drew (Optuna's importances
+and parallel coordinates first). Each study's best-trial check is a claim of the
+catalogue (``sweeps.<study>``), shown with the section's claims like any other. The links
+come from the report's params (``wandb``: where the runs are).
 """
 
 from __future__ import annotations
@@ -18,14 +16,11 @@ from typing import Any
 from attnlab.report import figures
 from attnlab.report.content import Cell, Image, Section, Table, cell, params_line
 from attnlab.report.inputs import Results, Sweep
-from attnlab.report.verdict_text import status_cell
-from attnlab.verdicts import Verdict
+from attnlab.verdicts.decisions import Decisions
 from attnlab.verdicts.number_format import fmt
-from attnlab.verdicts.sweep_answers import answer
-from attnlab.verdicts.sweep_check import check_verdict
-from attnlab.verdicts.sweep_choice import Choice, measured_choice
-from attnlab.verdicts.sweep_thresholds import rescue_warmup
 from attnlab.verdicts.sweep_trials import Trial, read_trials
+
+SWEEPS = "sweeps"  # the catalogue entry of the studies
 
 # Optuna's figures in the order a reader needs them, with what each one shows.
 FIGURE_CAPTIONS = {
@@ -49,21 +44,7 @@ def run_url(run_id: str, wandb: dict[str, Any]) -> str:
     return f"https://wandb.ai/{entity}/{project}/runs/{run_id}" if entity and project else ""
 
 
-def choice_of(results: Results, study: str, sweep: Sweep) -> Choice:
-    """The catalogue's choice for ``study`` as the params give it, with its own val/ppl.
-
-    Its variant and values are the report's params (``sweeps``); the steps per trial its
-    runs must have trained for, the study's recorded protocol.
-    """
-    given = (results.params.get("sweeps") or {}).get(study) or {}
-    recorded = sweep.best.get("protocol") or {}
-    variant = given.get("variant") or recorded.get("variant") or "its variant"
-    return measured_choice(
-        results, variant, given.get("choice") or {}, recorded.get("steps_per_trial")
-    )
-
-
-def sweeps(results: Results, section: Section) -> None:
+def sweeps(results: Results, section: Section, decisions: Decisions) -> None:
     """Every study: the answer, its cost, the best trial, every trial, the figures."""
     section.measured = bool(results.sweeps)
     section.protocol = [
@@ -71,16 +52,13 @@ def sweeps(results: Results, section: Section) -> None:
         ("studies", ", ".join(results.sweeps) or "not run"),
     ]
     wandb = results.params.get("wandb") or {}
-    warmup = rescue_warmup(results.params.get("variants") or {})
     for study, sweep in results.sweeps.items():
         recorded = sweep.best.get("protocol")
         if isinstance(recorded, dict):
             section.protocol += [(f"{study}: {k}", cell(v)) for k, v in _flat(recorded).items()]
         section.protocol.append((f"{study}: cost", cost(sweep.best)))
         trials = read_trials(sweep.trials)
-        choice = choice_of(results, study, sweep)
-        references = ((results.params.get("sweeps") or {}).get(study) or {}).get("references")
-        found = answer(trials, choice, references or (), warmup)
+        found = decisions.answers[study]
         section.tables.append(
             Table(
                 f"{study}: the answer against the catalogue's choice",
@@ -89,7 +67,6 @@ def sweeps(results: Results, section: Section) -> None:
                 " ".join(found.rules),
             )
         )
-        section.tables.append(check_table(study, check_verdict(results, study, choice.variant)))
         best = {k: v for k, v in sweep.best.items() if k not in ("protocol", "trials", "cost")}
         if best:
             rows = tuple((k, cell(v)) for k, v in _flat(best).items())
@@ -100,19 +77,6 @@ def sweeps(results: Results, section: Section) -> None:
         # Optuna's slice figure is the same objective-per-parameter view: drawn once.
         if not any(path.stem == "slice" for path in sweep.figures):
             section.figures += _scatters(study, [t for t in trials if t.is_result])
-
-
-def check_table(study: str, verdict: Verdict) -> Table:
-    """The verdict of the study's best-trial check, beside the study's answer."""
-    claim = verdict.claim
-    return Table(
-        f"{study}: the best trial checked under every seed",
-        ("the claim", "test (threshold)", "verdict", "the numbers that decided it"),
-        ((claim.text, claim.rule.test, status_cell(verdict), verdict.evidence),),
-        f"{claim.reading}. The best trial's configuration is trained by "
-        f"sweep-check@{study}-<seed> at the variant's full length, under the seeds of params "
-        "seeds, and compared seed by seed with the variant's own runs.",
-    )
 
 
 def cost(best: Mapping[str, Any]) -> str:

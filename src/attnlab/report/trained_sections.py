@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from attnlab.catalogue import Row, experiment
+from attnlab.catalogue import Experiment, Row, experiment
 from attnlab.report import figures
 from attnlab.report.along_section import along_section
 from attnlab.report.content import (
@@ -81,9 +81,9 @@ def curves(results: Results, rows: dict[str, str], title: str) -> list[Image]:
     return [Image(title, figures.to_data_uri(fig), caption + ".")]
 
 
-def ladder(results: Results, section: Section) -> None:
+def ladder(results: Results, section: Section, entry: Experiment) -> None:
     """E02: the ladder's table, its bar chart and its curves."""
-    ladder_rows = experiment(section.id).rows
+    ladder_rows = entry.rows
     variants = [row.variant for row in ladder_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
@@ -133,9 +133,9 @@ def ladder(results: Results, section: Section) -> None:
     section.figures += curves(results, {r.variant: r.label for r in ladder_rows}, "E02 curves")
 
 
-def dk(results: Results, section: Section) -> None:
+def dk(results: Results, section: Section, entry: Experiment) -> None:
     """E08: each width with and without the division by sqrt(d_k)."""
-    dk_rows = experiment(section.id).rows
+    dk_rows = entry.rows
     variants = [row.variant for row in dk_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
@@ -175,7 +175,7 @@ def dk(results: Results, section: Section) -> None:
     section.figures += curves(results, {r.variant: _divided(r) for r in dk_rows}, "E08 curves")
 
 
-def score_stats(results: Results, section: Section) -> None:
+def score_stats(results: Results, section: Section, entry: Experiment) -> None:
     """E09: score spread, entropy and one-hot rows at init and after training."""
     rows, std = [], {"init": [], "trained": []}
     labels = []
@@ -204,7 +204,7 @@ def score_stats(results: Results, section: Section) -> None:
                 ),
             )
         )
-    variants = experiment(section.id).variants
+    variants = entry.variants
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
     header = (
@@ -233,12 +233,12 @@ def score_stats(results: Results, section: Section) -> None:
             log=True,
         )
         section.figures.append(Image("Score std", figures.to_data_uri(fig)))
-    along_section(results, section)
+    along_section(results, section, entry)
 
 
-def norms(results: Results, section: Section) -> None:
+def norms(results: Results, section: Section, entry: Experiment) -> None:
     """E11: pre- vs post-norm with and without warmup; gradient norm per block at init."""
-    norm_rows = experiment(section.id).rows
+    norm_rows = entry.rows
     variants = [row.variant for row in norm_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
@@ -288,13 +288,13 @@ def norms(results: Results, section: Section) -> None:
                 "The warmup rows share their init with the rows without.",
             )
         )
-    along_section(results, section)
+    along_section(results, section, entry)
     section.figures += curves(results, {r.variant: r.label for r in norm_rows}, "E11 curves")
 
 
-def positions(results: Results, section: Section) -> None:
+def positions(results: Results, section: Section, entry: Experiment) -> None:
     """E13: perplexity against evaluation length per position method."""
-    position_rows = experiment(section.id).rows
+    position_rows = entry.rows
     variants = [row.variant for row in position_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)
@@ -333,9 +333,9 @@ def positions(results: Results, section: Section) -> None:
     section.figures += curves(results, {r.variant: r.label for r in position_rows}, "E13 curves")
 
 
-def depth(results: Results, section: Section) -> None:
+def depth(results: Results, section: Section, entry: Experiment) -> None:
     """E18: one block vs two, train and validation perplexity."""
-    depth_rows = experiment(section.id).rows
+    depth_rows = entry.rows
     variants = [row.variant for row in depth_rows]
     section.protocol = protocol(results, variants)
     section.measured = measured(results, variants)

@@ -6,7 +6,7 @@ verdict reads the same wherever it is shown.
 
 from __future__ import annotations
 
-from attnlab.verdicts import NOT_RUN, STALE, Verdict
+from attnlab.verdicts.decisions import NOT_RUN, STALE, Verdict
 
 
 def basis(verdict: Verdict) -> str:

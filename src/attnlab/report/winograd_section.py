@@ -8,7 +8,7 @@ the sentence's words up to the query).
 
 from __future__ import annotations
 
-from attnlab.catalogue import Row, experiment
+from attnlab.catalogue import Experiment, Row
 from attnlab.catalogue.winograd import ADJECTIVE_POSITION
 from attnlab.report import figures, trained_sections
 from attnlab.report.computed_sections import stage_figures
@@ -49,9 +49,8 @@ def accuracy_curve(results: Results, variant: str) -> dict[Seed, list[Point]]:
     return results.curve(f"{source(variant)}/accuracy", "accuracy")
 
 
-def winograd(results: Results, section: Section) -> None:
+def winograd(results: Results, section: Section, entry: Experiment) -> None:
     """E16 (leaky) or E17 (closed): scores per model, curves, and the attention maps."""
-    entry = experiment(section.id)
     task, models = entry.task, entry.rows
     name = f"{section.id}, {task}"
     variants = entry.variants

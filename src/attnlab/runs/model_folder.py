@@ -26,7 +26,6 @@ from typing import Any
 
 import torch
 
-from attnlab.config.variants import TrainParams, Variant
 from attnlab.errors import AttnlabError
 from attnlab.models import LanguageModel, ModelConfig
 from attnlab.paths import metrics_text
@@ -38,11 +37,24 @@ CONFIG = "config.json"
 
 @dataclass(frozen=True)
 class TrainedModel:
-    """A trained model with the variant it was trained as and the full run description."""
+    """A trained model and the full run description it was trained with (``config.json``).
+
+    The model carries its architecture (``model.config``); the rest are the plain values
+    the run recorded, read by name.
+    """
 
     model: LanguageModel
-    variant: Variant
     config: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The variant it was trained as."""
+        return self.config["variant"]
+
+    @property
+    def train(self) -> dict[str, Any]:
+        """The training recipe it was trained with (params ``train``, resolved)."""
+        return self.config["train"]
 
     @property
     def seeds(self) -> dict[str, int]:
@@ -89,14 +101,9 @@ def load_trained_model(folder: Path, map_location: str | torch.device = "cpu") -
         state = torch.load(io.BytesIO(weights), map_location=map_location, weights_only=True)
     except (ValueError, RuntimeError) as err:
         raise AttnlabError(f"{folder}: not a trained model folder ({err})") from None
-    variant = Variant(
-        name=config["variant"],
-        model=ModelConfig(**config["model"]),
-        train=TrainParams.model_validate(config["train"]),
-    )
-    model = LanguageModel(variant.model)
+    model = LanguageModel(ModelConfig(**config["model"]))
     try:
         model.load_state_dict(state)
     except RuntimeError as err:
         raise AttnlabError(f"{folder / WEIGHTS}: does not fit {folder / CONFIG}: {err}") from None
-    return TrainedModel(model=model.to(map_location).eval(), variant=variant, config=config)
+    return TrainedModel(model=model.to(map_location).eval(), config=config)

@@ -6,10 +6,10 @@ from typing import Any
 from attnlab import paths, result_code
 from attnlab.config import Params, catalogue_choice, load_params
 from attnlab.files import write_together
-from attnlab.report import ReportInputs, build_report
+from attnlab.report import Report, ReportInputs, build_report, load_results
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
-from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE
+from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE, decide
 
 SHOWN_STALE = 10  # records left out named on the terminal; the page names every one
 
@@ -59,6 +59,12 @@ def report_inputs(loaded: Params) -> ReportInputs:
     )
 
 
+def report_of(inputs: ReportInputs) -> Report:
+    """The report of the record under ``inputs``: read once, decided once, laid out."""
+    results = load_results(inputs)
+    return build_report(results, decide(results), inputs.code)
+
+
 def expected_seeds(loaded: Params) -> dict[str, tuple[int, ...]]:
     """Per run the params expect (every variant, every Winograd variant), its seeds."""
     names = [*loaded.variants, *loaded.winograd.variants]
@@ -94,7 +100,7 @@ def main(
     and the claim tally) and reports/summary/<source>.json (every seeded measurement's
     mean, std, n and per-seed values, laid out like reports/metrics without the seeds).
     """
-    report = build_report(report_inputs(load_params(params)))
+    report = report_of(report_inputs(load_params(params)))
     for line in report.stale[:SHOWN_STALE]:
         print(f"report: left out as stale: {line}")
     if len(report.stale) > SHOWN_STALE:

@@ -34,7 +34,7 @@ def main(
     folder = paths.winograd_model_dir(variant, seed)
     trained = load_trained_model(folder)
     model = trained.model
-    if trained.variant.name != variant or trained.config.get("seed") != seed:
+    if trained.name != variant or trained.config.get("seed") != seed:
         raise AttnlabError(f"{folder} does not hold {variant!r} trained with seed {seed}")
     if model.config.vocab_size != len(read_vocabulary(path)):
         raise AttnlabError(f"{folder} was not trained on the words of {path}")

@@ -10,7 +10,7 @@ from attnlab import paths, result_code
 from attnlab.config import load_params
 from attnlab.runs import save_trained_model, write_curve
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, Resume, RunSeed, run_stage
-from attnlab.training import TrainJob, run_root_from_env, train_variant, wandb_dir
+from attnlab.training import FitOptions, TrainJob, run_root_from_env, train_variant, wandb_dir
 from attnlab.winograd.accuracy_curve import ACCURACY, AccuracyCurve, log_spaced_steps
 from attnlab.winograd.sentence_batches import WinogradSentences
 from attnlab.winograd.task_files import read_sentences
@@ -47,10 +47,8 @@ def main(
     )
     accuracy = AccuracyCurve(read_sentences(path, "held_out"), log_spaced_steps(job.steps))
     run_root = run_root_from_env()
-    result = train_variant(
-        job, path, run_root, wandb_dir(run_root), data=sentences, resume=resume,
-        callbacks=[accuracy],
-    )  # fmt: skip
+    options = FitOptions(path, run_root, wandb_dir(run_root), resume=resume, data=sentences)
+    result = train_variant(job, options, callbacks=[accuracy])
     if not result.is_global_zero:
         return  # DDP: rank 0 alone writes the outputs
     save_trained_model(result.model, result.config, paths.winograd_model_dir(variant, seed))

@@ -89,14 +89,13 @@ class Sweep:
             p.train,
             p.bpe.vocab_size,
         )
-        steps = self.budget.steps(variant.train.steps)
-        warmup = variant.train.warmup_steps
+        steps, warmup = self.budget.schedule(variant.train)
         return TrainJob(
             variant=variant,
             seed=p.seed,
             budget_scale=self.budget.scale,
             steps=steps,
-            warmup_steps=min(steps, self.budget.steps(warmup)) if warmup else 0,
+            warmup_steps=warmup,
             trainer=p.trainer.model_copy(update={"devices": 1, "num_nodes": 1, "strategy": "auto"}),
             runtime=p.runtime,
         )

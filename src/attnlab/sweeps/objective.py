@@ -27,7 +27,7 @@ from attnlab.metrics import ValidationCurve, WholeSplitScore
 from attnlab.metrics.validation_curve import of_split
 from attnlab.sweeps.callbacks import CurvePruning, TrialRecord
 from attnlab.sweeps.definition import Sweep
-from attnlab.training import TrainingInterrupted, train_variant
+from attnlab.training import FitOptions, TrainingInterrupted, train_variant
 from attnlab.training.job import checkpoint_dir, fingerprint
 
 
@@ -105,15 +105,15 @@ class TrialObjective:
             self.run_root, job, fingerprint(job, self.train_tokens, curve)
         )
         try:
-            train_variant(
-                job,
+            options = FitOptions(
                 self.train_tokens,
                 self.run_root,
                 self.wandb_folder,
                 resume=first != trial.number,  # a fresh trial never reads a stale folder
-                curve=curve,
-                callbacks=[CurvePruning(trial, curve), score, record],
                 tags=(self.sweep.name,),
+            )
+            train_variant(
+                job, options, curve=curve, callbacks=[CurvePruning(trial, curve), score, record]
             )
         except TrainingInterrupted:
             raise  # its checkpoint stays: the retry continues from it

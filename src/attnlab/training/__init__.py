@@ -17,6 +17,7 @@ __getattr__ = lazy_exports(
         "checkpoints": ("CheckpointError", "load_checkpoint_file"),
         "datamodule": ("TokenWindows",),
         "fit": ("TrainingInterrupted", "train_variant"),
+        "group": ("FitOptions",),
         "job": (
             "RUN_ROOT_ENV",
             "TrainJob",
@@ -33,6 +34,7 @@ __getattr__ = lazy_exports(
 __all__ = [
     "RUN_ROOT_ENV",
     "CheckpointError",
+    "FitOptions",
     "LanguageModelTask",
     "TokenWindows",
     "TrainJob",

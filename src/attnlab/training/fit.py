@@ -45,7 +45,7 @@ from attnlab.training.checkpoints import (
 )
 from attnlab.training.datamodule import TokenWindows
 from attnlab.training.fit_parts import build_task, fit_callbacks, member_callbacks
-from attnlab.training.group import FitCall, Member, check_members
+from attnlab.training.group import FitCall, FitOptions, Member, check_members
 from attnlab.training.job import TrainJob, checkpoint_dir, fingerprint, group_fingerprint
 from attnlab.training.kernels import should_compile
 from attnlab.training.lock import exclusive_run
@@ -82,77 +82,32 @@ class TrainingInterrupted(AttnlabError):
 
 def train_variant(
     job: TrainJob,
-    train_tokens: Path,
-    run_root: Path,
-    wandb_folder: Path,
+    options: FitOptions,
     *,
-    resume: bool = True,
-    keep_checkpoint: bool = False,
-    resumable: bool = True,
-    live_progress: bool | None = None,
-    project_dir: Path | None = None,
-    data: pl.LightningDataModule | None = None,
     curve: ValidationCurve | None = None,
     callbacks: Sequence[pl.Callback] = (),
-    tags: Sequence[str] = (),
     along: Sequence[int] = (),
 ) -> TrainResult:
-    """Train ``job``'s variant on the token file ``train_tokens``: a group of one.
+    """Train ``job``'s variant as ``options`` say: a group of one.
 
     Args:
         job: The resolved variant, budget, seed and hardware.
-        train_tokens: The train split (a token Parquet file).
-        run_root: Where resume state lives (outside the project; see job.py).
-        wandb_folder: The parent of W&B's ``wandb/`` folder.
-        resume: As :func:`train_group`.
-        keep_checkpoint: As :func:`train_group`.
-        resumable: As :func:`train_group`.
-        live_progress: As :func:`train_group`.
-        project_dir: As :func:`train_group`.
-        data: Batches other than P0's token windows (e.g. the Winograd sentences); they
-            must be :class:`StepBatch` es whose step is the global step. ``train_tokens``
-            is then only fingerprinted.
+        options: Where the fit reads and writes, and how it runs.
         curve: The ``val/ppl`` curve to draw with Lightning's validation loop over its
-            windows (P0's token windows only: ``data`` must then be None).
+            windows (P0's token windows only: ``options.data`` must then be None).
         callbacks: Extra Lightning callbacks (pruning, the whole-split score), run after
             the loss and validation curves and before the checkpoint and the progress.
-        tags: As :func:`train_group`.
         along: Steps whose weights to keep, handed back as :attr:`TrainResult.along`;
-            needs ``resumable`` (the files must outlive a kill).
+            needs ``options.resumable`` (the files must outlive a kill).
 
     Raises:
         As :func:`train_group`.
     """
-    (result,) = train_group(
-        [Member(job, curve, tuple(callbacks), tuple(along))],
-        train_tokens,
-        run_root,
-        wandb_folder,
-        resume=resume,
-        keep_checkpoint=keep_checkpoint,
-        resumable=resumable,
-        live_progress=live_progress,
-        project_dir=project_dir,
-        data=data,
-        tags=tags,
-    )
+    (result,) = train_group([Member(job, curve, tuple(callbacks), tuple(along))], options)
     return result
 
 
-def train_group(
-    members: Sequence[Member],
-    train_tokens: Path,
-    run_root: Path,
-    wandb_folder: Path,
-    *,
-    resume: bool = True,
-    keep_checkpoint: bool = False,
-    resumable: bool = True,
-    live_progress: bool | None = None,
-    project_dir: Path | None = None,
-    data: pl.LightningDataModule | None = None,
-    tags: Sequence[str] = (),
-) -> list[TrainResult]:
+def train_group(members: Sequence[Member], options: FitOptions) -> list[TrainResult]:
     """Train the seeds of one variant together, in one Lightning fit; a result per member.
 
     Only one process at a time trains a configuration: rank 0 holds the lock of the
@@ -165,19 +120,7 @@ def train_group(
 
     Args:
         members: The runs, one variant under distinct seeds (the same steps and batch).
-        train_tokens: The train split (a token Parquet file).
-        run_root: Where resume state lives (outside the project; see job.py).
-        wandb_folder: The parent of W&B's ``wandb/`` folder.
-        resume: Continue from the group's checkpoint if there is one; False deletes it
-            and starts from step 0.
-        keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
-            deleting the resume state after success.
-        resumable: Write checkpoints at all. False (a sweep trial, which a retry starts
-            afresh) writes none, and removes the run's folder however the fit ends.
-        live_progress: Draw a progress bar; None means "when stdout is a terminal".
-        project_dir: The checkout whose git revision the runs record (default: cwd).
-        data: A single run's batches other than P0's token windows (see train_variant).
-        tags: W&B tags beside the experiment, the variant and the seed (e.g. the study).
+        options: Where the fit reads and writes, and how it runs (:class:`FitOptions`).
 
     Raises:
         ValueError: the members are not one variant under distinct seeds, or a group
@@ -186,33 +129,33 @@ def train_group(
         CheckpointError: the checkpoint to resume from is unreadable or foreign.
         DivergedError: a loss, a val/ppl point or a final weight is not finite.
         TrainingInterrupted: SIGTERM or SIGINT stopped training (its state was saved first
-            when ``resumable``).
+            when ``options.resumable``).
     """
     tune_malloc()  # ~30,000 fewer page faults a step on P0's model (memory.py)
     quiet_lightning()  # banners and known-harmless warnings, not real ones (quiet.py)
     members = tuple(members)
-    check_members(members, data)
-    if any(m.along for m in members) and not resumable:
+    check_members(members, options.data)
+    if any(m.along for m in members) and not options.resumable:
         raise ValueError("along: kept in the resume folder, which a non-resumable fit removes")
-    if data is not None and any(m.curve is not None for m in members):
+    if options.data is not None and any(m.curve is not None for m in members):
         raise ValueError("curve: draws from P0's token windows, not from the given data")
     jobs = [member.job for member in members]
-    digests = tuple(fingerprint(m.job, train_tokens, m.curve) for m in members)
+    digests = tuple(fingerprint(m.job, options.train_tokens, m.curve) for m in members)
     if len(members) == 1:
-        digest, folder = digests[0], checkpoint_dir(run_root, jobs[0], digests[0])
+        digest, folder = digests[0], checkpoint_dir(options.run_root, jobs[0], digests[0])
     else:
         digest = group_fingerprint(digests)
-        folder = checkpoint_dir(run_root, jobs[0], digest, [job.seed for job in jobs])
+        seeds = [job.seed for job in jobs]
+        folder = checkpoint_dir(options.run_root, jobs[0], digest, seeds)
     curve = members[0].curve  # the windows and cadence of every member's curve
-    data = data if data is not None else TokenWindows.for_jobs(jobs, train_tokens, curve)
-    call = FitCall(
-        members, wandb_folder, folder, digest, digests, resume and resumable, keep_checkpoint,
-        resumable, live_progress, project_dir, data, tuple(tags),
-    )  # fmt: skip
+    data = options.data
+    if data is None:
+        data = TokenWindows.for_jobs(jobs, options.train_tokens, curve)
+    call = FitCall(members, options, folder, digest, digests, data)
     with ExitStack() as held:
         if rank_zero_only.rank == 0:  # DDP's other ranks run beside rank 0, not against it
             held.enter_context(exclusive_run(folder))
-        if not resumable:
+        if not options.resumable:
             held.callback(shutil.rmtree, folder, ignore_errors=True)
         return _train(call)
 
@@ -232,7 +175,7 @@ def _train(call: FitCall) -> list[TrainResult]:
     start, first_step = resume_point(folder, call.digest, job.steps, call.resume)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
-    revision = git_revision(call.project_dir or Path.cwd())
+    revision = git_revision(call.options.project_dir or Path.cwd())
     configs = [_config(call, i, revision) for i in range(len(call.members))]
     runs = _start_tracking(call, trainer, configs, own, resuming=start is not None)
     # Which kernels trained it: the step's, and oneMKL's for the fp32 products (mkl_avx512.py).
@@ -240,7 +183,7 @@ def _train(call: FitCall) -> list[TrainResult]:
     fit = _FitParts(trainer, task, losses, runs)
     metrics = _tracked_fit(call, fit, start, first_step, kernels)
     leader = trainer.is_global_zero
-    discard = leader and call.resumable and not call.keep_checkpoint
+    discard = leader and call.options.resumable and not call.options.keep_checkpoint
     return [
         TrainResult(
             model=task.members[i].cpu(),
@@ -291,9 +234,9 @@ def _start_tracking(
             job.runtime.wandb,
             run_name(variant, job.seed, configs[i]["git_commit"]),
             replica_group(variant, configs[i]),
-            [job.variant.experiment, variant, seed_label(job.seed), *call.tags],
+            [job.variant.experiment, variant, seed_label(job.seed), *call.options.tags],
             configs[i],
-            call.wandb_folder,
+            call.options.wandb_folder,
             call.member_folder(i),
             resuming,
         )
@@ -368,7 +311,7 @@ def _rerun_hint(call: FitCall) -> str:
 
     A stop during a step's validation keeps the checkpoint before it (PeriodicCheckpoint).
     """
-    if not call.resumable:
+    if not call.options.resumable:
         return ""
     path = call.folder / LAST
     if not path.exists():

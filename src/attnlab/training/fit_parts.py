@@ -70,7 +70,7 @@ def fit_callbacks(
     # A curve records its point before a pruner or a checkpoint reads it.
     ours += [member.curve for member in call.members if member.curve is not None]
     every = job.runtime.checkpoint.every_n_train_steps
-    saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.resumable else []
+    saving = [PeriodicCheckpoint(call.folder, every, call.digest)] if call.options.resumable else []
     # Before the checkpoint: a step is kept before it can be resumed past.
     along = [cb for callbacks in own for cb in callbacks if isinstance(cb, AlongTraining)]
     progress = Progress(
@@ -78,7 +78,7 @@ def fit_callbacks(
         job.tokens_per_step * len(call.members),
         job.runtime.log_every_n_steps,
         losses[0],
-        call.live_progress,
+        call.options.live_progress,
     )
     extra = [callback for member in call.members for callback in member.callbacks]
     return [*ours, *extra, *along, *saving, progress]

@@ -1,8 +1,9 @@
 """One Lightning fit's runs: a single run, or a seed group of one variant's seeds.
 
 :func:`attnlab.training.fit.train_group` trains its :class:`Member` s in one fit; this
-module says what a member is, what one fit is asked (:class:`FitCall`: the members, the
-fit's options, the checkpoint folder and fingerprints), and which groups are refused.
+module says what a member is, how a fit runs (:class:`FitOptions`, the same for a single
+run and a group), what one fit is asked (:class:`FitCall`: the members, the options, the
+checkpoint folder and fingerprints), and which groups are refused.
 """
 
 from dataclasses import dataclass
@@ -55,21 +56,57 @@ def check_members(members: tuple[Member, ...], data: pl.LightningDataModule | No
 
 
 @dataclass(frozen=True)
+class FitOptions:
+    """Where a fit reads and writes, and how it runs: one value for a single run or a group.
+
+    Attributes:
+        train_tokens: The train split (a token Parquet file).
+        run_root: Where resume state lives (outside the project; see job.py).
+        wandb_folder: The parent of W&B's ``wandb/`` folder.
+        resume: Continue from the fit's checkpoint if there is one; False deletes it and
+            starts from step 0.
+        keep_checkpoint: Keep the final checkpoint (with the optimiser state) instead of
+            deleting the resume state after success.
+        resumable: Write checkpoints at all. False (a sweep trial, which a retry starts
+            afresh) writes none, and removes the run's folder however the fit ends.
+        live_progress: Draw a progress bar; None means "when stdout is a terminal".
+        project_dir: The checkout whose git revision the runs record (default: cwd).
+        data: A single run's batches other than P0's token windows (e.g. the Winograd
+            sentences); they must be :class:`StepBatch` es whose step is the global step.
+            ``train_tokens`` is then only fingerprinted.
+        tags: W&B tags beside the experiment, the variant and the seed (e.g. the study).
+    """
+
+    train_tokens: Path
+    run_root: Path
+    wandb_folder: Path
+    resume: bool = True
+    keep_checkpoint: bool = False
+    resumable: bool = True
+    live_progress: bool | None = None
+    project_dir: Path | None = None
+    data: pl.LightningDataModule | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FitCall:
-    """What one fit is asked: its members and options, with their fingerprints and folder."""
+    """What one fit is asked: its members and options, with their fingerprints and folder.
+
+    ``data``: the batches it trains on (``options.data``, else P0's token windows).
+    """
 
     members: tuple[Member, ...]
-    wandb_folder: Path
+    options: FitOptions
     folder: Path
     digest: str
     member_digests: tuple[str, ...]
-    resume: bool
-    keep_checkpoint: bool
-    resumable: bool
-    live_progress: bool | None
-    project_dir: Path | None
     data: pl.LightningDataModule
-    tags: tuple[str, ...]
+
+    @property
+    def resume(self) -> bool:
+        """Whether to continue from the checkpoint: asked for, and one may exist."""
+        return self.options.resume and self.options.resumable
 
     @property
     def grouped(self) -> bool:

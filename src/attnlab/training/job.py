@@ -72,9 +72,7 @@ class TrainJob:
         The budget, hardware and runtime (checkpoints, W&B) come from ``params``, and so does
         the root ``seed`` when ``seed`` is None.
         """
-        steps = params.budget.steps(variant.train.steps)
-        warmup = variant.train.warmup_steps
-        warmup = min(steps, params.budget.steps(warmup)) if warmup else 0
+        steps, warmup = params.budget.schedule(variant.train)
         return cls(
             variant=variant,
             seed=params.seed if seed is None else seed,

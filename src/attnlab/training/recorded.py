@@ -24,7 +24,7 @@ from attnlab.runs.along_weights import keep_along
 from attnlab.runs.curve_files import write_curve
 from attnlab.runs.model_folder import save_trained_model
 from attnlab.training.fit import train_group
-from attnlab.training.group import Member
+from attnlab.training.group import FitOptions, Member
 from attnlab.training.job import TrainJob, run_root_from_env, wandb_dir
 from attnlab.training.result import TrainResult
 
@@ -135,14 +135,10 @@ def train_and_record_group(
         )
         for run, curve in zip(runs, curves, strict=True)
     ]
-    results = train_group(
-        members,
-        train_tokens,
-        run_root,
-        wandb_dir(run_root),
-        resume=resume,
-        keep_checkpoint=keep_checkpoint,
+    options = FitOptions(
+        train_tokens, run_root, wandb_dir(run_root), resume=resume, keep_checkpoint=keep_checkpoint
     )
+    results = train_group(members, options)
     if not results[0].is_global_zero:
         return results  # DDP: rank 0 alone writes the outputs
     for run, curve, result in zip(runs, curves, results, strict=True):

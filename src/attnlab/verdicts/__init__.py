@@ -4,36 +4,55 @@ Each claim of the experiment catalogue (:mod:`attnlab.catalogue`) is built into 
 (:mod:`attnlab.verdicts.claim_rules`: the statistical tests of :mod:`attnlab.verdicts.rules`
 over :mod:`attnlab.verdicts.stats`, and E17's attention-map checks of
 :mod:`attnlab.verdicts.winograd_claims`) and judged from what the pipeline measured
-(:func:`judge_all`): *holds*, *does not hold*, *inconclusive* or *not run*, with the numbers
-that decided it. The same claims are decided again under each alternative protocol
-(:mod:`attnlab.verdicts.robustness`), and each Optuna study is answered against the
-catalogue's choice (:mod:`attnlab.verdicts.sweep_answers`, :mod:`attnlab.verdicts.sweep_check`).
-Everything here takes measurements and returns verdicts as data; the report lays them out.
+(:mod:`attnlab.verdicts.claims`): *holds*, *does not hold*, *inconclusive*, *stale* or
+*not run*, with the numbers that decided it. The same claims are decided again under each
+alternative protocol (:mod:`attnlab.verdicts.robustness`), and each Optuna study is
+answered against the catalogue's choice (:mod:`attnlab.verdicts.sweep_answers`).
+:func:`decide` makes every one of these decisions in one call and returns them as the
+types of :mod:`attnlab.verdicts.decisions`, which is all the report reads. The rules load
+on first use: a reader of the types pays for none of them.
 """
 
-from attnlab.verdicts.claims import (
-    CLAIMS,
+from attnlab.lazy import lazy_exports
+from attnlab.verdicts.decisions import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
     NOT_RUN,
     STALE,
     STATUSES,
+    Answer,
     Claim,
+    Decisions,
+    Robustness,
     Verdict,
-    judge,
-    judge_all,
 )
-from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "claims": ("catalogue_claims", "judge", "judge_all"),
+        "record": ("Record", "decide"),
+        "rules": ("Measurements",),
+    },
+)
 
 __all__ = [
-    "CLAIMS",
     "FAILS",
     "HOLDS",
     "INCONCLUSIVE",
     "NOT_RUN",
     "STALE",
     "STATUSES",
+    "Answer",
     "Claim",
+    "Decisions",
     "Measurements",
+    "Record",
+    "Robustness",
     "Verdict",
+    "catalogue_claims",
+    "decide",
     "judge",
     "judge_all",
 ]

@@ -16,66 +16,23 @@ before any result was looked at and reviewed once, before any several-seed resul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
-from attnlab.catalogue import experiments
+from attnlab.catalogue import Experiment, experiments
 from attnlab.verdicts.claim_rules import build_rule
-from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements, Outcome, Rule
+from attnlab.verdicts.decisions import NOT_RUN, STALE, Claim, Verdict
+from attnlab.verdicts.rules import Measurements, Outcome
 
-NOT_RUN, STALE = "not run", "stale"
-STATUSES = (HOLDS, FAILS, INCONCLUSIVE, STALE, NOT_RUN)
 SHOWN_AWAITED = 4  # awaited runs named in a stale verdict's evidence; the rest counted
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One claim of the catalogue: its words, the rule that decides it, and why so."""
-
-    id: str
-    experiment: str
-    text: str
-    rule: Rule
-    reading: str
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A claim's verdict (one of :data:`STATUSES`), its evidence, and what decided it.
-
-    ``n`` is the number of seeds the decision rests on (``None``: an exact computation or
-    not run), ``interval`` the deciding interval or p-value as printed, ``seeds_needed``
-    (inconclusive only) about how many seeds at this spread would decide it.
-    """
-
-    claim: Claim
-    status: str
-    evidence: str
-    n: int | None = None
-    interval: str = ""
-    seeds_needed: int | None = None
-
-    @property
-    def variants(self) -> tuple[str, ...]:
-        """The trained variants the claim reads (more seeds of these would decide it)."""
-        return tuple(
-            dict.fromkeys(variant_of(ref.source) for ref in self.claim.rule.needs if not ref.exact)
-        )
-
-
-def variant_of(source: str) -> str:
-    """The variant a metrics source belongs to (``ladder-mlp/eval`` -> ``ladder-mlp``)."""
-    return source.removeprefix("winograd/").removesuffix("/eval").removesuffix("/train")
-
-
-def _catalogue() -> tuple[Claim, ...]:
+def catalogue_claims(entries: Mapping[str, Experiment] | None = None) -> tuple[Claim, ...]:
+    """Every claim of ``entries`` (default: the catalogue's experiments), in their order."""
     return tuple(
         Claim(spec.id, key, spec.says, build_rule(spec), spec.reading)
-        for key, entry in experiments().items()
+        for key, entry in (experiments() if entries is None else entries).items()
         for spec in entry.claims
     )
-
-
-CLAIMS: tuple[Claim, ...] = _catalogue()
 
 
 def judge(claim: Claim, results: Measurements) -> Verdict:
@@ -104,6 +61,6 @@ def judge(claim: Claim, results: Measurements) -> Verdict:
     )
 
 
-def judge_all(results: Measurements, claims: tuple[Claim, ...] = CLAIMS) -> list[Verdict]:
-    """Every claim's verdict, in the catalogue's order."""
-    return [judge(claim, results) for claim in claims]
+def judge_all(results: Measurements, claims: tuple[Claim, ...] | None = None) -> list[Verdict]:
+    """Every claim's verdict, in the catalogue's order (``claims``: these instead)."""
+    return [judge(claim, results) for claim in claims or catalogue_claims()]

@@ -15,13 +15,22 @@ catalogue's protocol; these only stand beside it, with a one-line reading.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from attnlab.catalogue import Experiment, Protocol, experiments
 from attnlab.catalogue.entries import ClaimSpec, Measure, RuleSpec
 from attnlab.verdicts.claim_rules import build_rule
-from attnlab.verdicts.claims import NOT_RUN, Claim, Verdict, judge, variant_of
-from attnlab.verdicts.rules import FAILS, HOLDS, INCONCLUSIVE, Measurements
+from attnlab.verdicts.claims import judge
+from attnlab.verdicts.decisions import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    Claim,
+    Robustness,
+    Verdict,
+    variant_of,
+)
+from attnlab.verdicts.rules import Measurements
 
 EVERY_FAILS = f"{FAILS} under every protocol tried"
 
@@ -93,19 +102,6 @@ def reading(main: Verdict, under: Mapping[str, Verdict]) -> str:
     return "; ".join(parts) or f"{main.status} under every protocol tried"
 
 
-@dataclass(frozen=True)
-class Robustness:
-    """One claim under each protocol of its experiment, beside its main verdict.
-
-    ``under``: its verdict under each protocol, by the protocol's choice, in the
-    catalogue's order; ``reading``: where they differ from ``main``, in one line.
-    """
-
-    main: Verdict
-    under: dict[str, Verdict]
-    reading: str
-
-
 def claims_under_protocols(
     key: str, entry: Experiment, results: Measurements, verdicts: Mapping[str, Verdict]
 ) -> list[Robustness]:
@@ -126,11 +122,18 @@ def claims_under_protocols(
     return found
 
 
-def robustness(results: Measurements, verdicts: list[Verdict]) -> dict[str, list[Robustness]]:
-    """Every claim of each experiment that lists protocols, under each, by experiment id."""
+def robustness(
+    results: Measurements,
+    verdicts: list[Verdict],
+    entries: Mapping[str, Experiment] | None = None,
+) -> dict[str, list[Robustness]]:
+    """Every claim of each experiment that lists protocols, under each, by experiment id.
+
+    ``entries``: the experiments (default: the catalogue's).
+    """
     by_id = {v.claim.id: v for v in verdicts}
     found = {
         key: claims_under_protocols(key, entry, results, by_id)
-        for key, entry in experiments().items()
+        for key, entry in (experiments() if entries is None else entries).items()
     }
     return {key: claims for key, claims in found.items() if claims}

@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from attnlab.verdicts.decisions import FAILS, HOLDS, INCONCLUSIVE, Awaited
 from attnlab.verdicts.number_format import fmt
 from attnlab.verdicts.stats import Seed, binomial_cdf, paired, summarise
 
-HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 # The rule's definition: a one-sided binomial p below this is "significantly" below chance.
 CHANCE_ALPHA = 0.05
 PerSeed = Mapping[Seed, float]
@@ -56,22 +56,6 @@ class Measurements(Protocol):
 
     def awaiting(self, sources: Iterable[tuple[str, bool]]) -> Awaited:
         """Which runs of ``sources`` (each: source, exact) are not current."""
-
-
-@dataclass(frozen=True)
-class Awaited:
-    """The runs a claim reads that are not current.
-
-    Attributes:
-        awaited: One line per run not current (``ladder-mlp seed 1338``).
-        total: The runs the claim reads in all, current or not.
-        left_out: How many of ``awaited`` were read and left out as stale (the rest are
-            missing).
-    """
-
-    awaited: list[str]
-    total: int
-    left_out: int
 
 
 @dataclass(frozen=True)

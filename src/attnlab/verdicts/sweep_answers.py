@@ -10,7 +10,7 @@ a curve point part-way through training and a failed one has none.
 
 The rules are fixed here, before any full-length study ran; their one margin is the
 catalogue's for "about the same perplexity", E11.2's "matches" (a val/ppl at most
-:data:`~attnlab.verdicts.sweep_thresholds.MATCHES` times another's):
+:func:`~attnlab.verdicts.sweep_thresholds.matches` times another's):
 
 - **near the best** (the ``dk`` question, asked of the choice and of every reference): its
   val/ppl within that margin of the best completed trial's; a pruned reference is not
@@ -28,29 +28,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from attnlab.verdicts.decisions import NOT_RUN, Answer
 from attnlab.verdicts.number_format import fmt
 from attnlab.verdicts.sweep_choice import Choice
-from attnlab.verdicts.sweep_thresholds import MATCHES
+from attnlab.verdicts.sweep_thresholds import matches
 from attnlab.verdicts.sweep_trials import PRUNED, Trial
-
-NOT_RUN = "not run"
 
 
 def _percent(ratio: float) -> str:
     """A ratio's distance above 1 in percent, as the rules print it (1.05: "5")."""
     return fmt(100 * (ratio - 1))
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The answer in sentences, and the numbers behind them (by name)."""
-
-    sentences: tuple[str, ...]
-    numbers: dict[str, Any] = field(default_factory=dict)
-    rules: tuple[str, ...] = ()
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -142,11 +131,11 @@ def _dk(done: Sequence[Trial], best: Trial, choice: Choice) -> tuple[list[str], 
         near = None
         sentences.append("Whether the catalogue's choice is near the best: not measured.")
     else:
-        near = value <= (best.value or 0.0) * MATCHES
+        near = value <= (best.value or 0.0) * matches()
         verdict = "is near" if near else "is not near"
         sentences.append(
             f"The catalogue's choice ({_values(choice.values)}) {verdict} the best (rule: at "
-            f"most {_percent(MATCHES)} % above the best completed trial's val/ppl)."
+            f"most {_percent(matches())} % above the best completed trial's val/ppl)."
         )
     numbers["choice/near_best"] = near
     return sentences, numbers
@@ -157,8 +146,8 @@ def _warmup_of(trial: Trial) -> int:
 
 
 def _preferred(best: Trial, trials: Sequence[Trial]) -> tuple[int, int]:
-    """``best``'s warmup, and the shortest warmup among ``trials`` within MATCHES of it."""
-    close = [t for t in trials if (t.value or math.inf) <= (best.value or 0.0) * MATCHES]
+    """``best``'s warmup, and the shortest warmup among ``trials`` within matches() of it."""
+    close = [t for t in trials if (t.value or math.inf) <= (best.value or 0.0) * matches()]
     return _warmup_of(best), min(_warmup_of(t) for t in close)
 
 
@@ -177,14 +166,14 @@ def _warmup(done: Sequence[Trial], rescue_warmup: int) -> tuple[list[str], dict]
         numbers[f"{norm}/shortest_close_warmup"] = shortest
         sentences.append(
             f"Best {norm}-norm trial: {_trial(best)}; the study prefers {at} warmup steps "
-            f"for {norm}-norm (the shortest within {_percent(MATCHES)} % of that best: "
+            f"for {norm}-norm (the shortest within {_percent(matches())} % of that best: "
             f"{shortest})."
         )
     pre = _best(by_norm["pre"])
     warmed = _best([t for t in by_norm["post"] if _warmup_of(t) >= rescue_warmup])
     rule = (
         f"(rule: the best post-norm trial with at least {rescue_warmup} warmup steps at most "
-        f"{_percent(MATCHES)} % above pre-norm's best, E11.2's 'matches')"
+        f"{_percent(matches())} % above pre-norm's best, E11.2's 'matches')"
     )
     if pre is None or warmed is None:
         missing = "pre-norm" if pre is None else f"post-norm with warmup >= {rescue_warmup}"
@@ -192,8 +181,8 @@ def _warmup(done: Sequence[Trial], rescue_warmup: int) -> tuple[list[str], dict]
         sentences.append(f"Whether warmup rescues post-norm: no completed {missing} trial {rule}.")
         return sentences, numbers
     ratio = (warmed.value or 0.0) / (pre.value or 1.0)
-    numbers.update({"rescued": ratio <= MATCHES, "rescued/ratio": ratio})
-    verdict = "reaches" if ratio <= MATCHES else "does not reach"
+    numbers.update({"rescued": ratio <= matches(), "rescued/ratio": ratio})
+    verdict = "reaches" if ratio <= matches() else "does not reach"
     sentences.append(
         f"With at least {rescue_warmup} warmup steps post-norm {verdict} pre-norm's best: "
         f"{_trial(warmed)} is {ratio:.3f} times it {rule}."
@@ -244,7 +233,7 @@ def _references(
         else:
             value = trial.value or 0.0
             rank, over, where = _standing(done, best, value)
-            near = value <= (best.value or 0.0) * MATCHES
+            near = value <= (best.value or 0.0) * matches()
             sentences.append(
                 f"{named}: trial {trial.number}, val/ppl {fmt(value)}, rank {rank} of "
                 f"{len(done)} completed trials, {where}: {'near' if near else 'not near'} the best."
@@ -282,7 +271,7 @@ def _rescues(
             )
         else:
             ratio = (trial.value or 0.0) / (pre.value or 1.0)
-            rescued = ratio <= MATCHES
+            rescued = ratio <= matches()
             numbers[f"reference[{index}]/rescued/ratio"] = ratio
             sentences.append(
                 f"{asked}: trial {trial.number}, val/ppl {fmt(trial.value or 0.0)}, is "
@@ -338,7 +327,7 @@ def answer(
         numbers.update(found)
     if "scale_scores" in axes or references:
         rules.append(
-            f"'Near the best': at most {_percent(MATCHES)} % above the best completed trial's "
+            f"'Near the best': at most {_percent(matches())} % above the best completed trial's "
             "val/ppl (the catalogue's margin for 'matches', E11.2), fixed before any "
             "full-length study ran."
         )
@@ -356,7 +345,7 @@ def answer(
         numbers.update({**found, **found_too})
         rules.append(
             f"'Rescued': a post-norm trial with at least {rescue_warmup} warmup steps (E11's) "
-            f"at most {_percent(MATCHES)} % above pre-norm's best (E11.2's 'matches'), "
+            f"at most {_percent(matches())} % above pre-norm's best (E11.2's 'matches'), "
             "fixed before any full-length study ran; a pruned one is not."
         )
     return Answer(tuple(sentences), numbers, tuple(rules))

@@ -1,8 +1,8 @@
 """The thresholds a study's answer is decided by, read where the story fixes them.
 
 Both come from E11 (docs/catalogue.md, the Sweeps): "near the best" and "rescued" use the
-catalogue's one margin for "about the same perplexity", E11.2's "matches"
-(:data:`MATCHES`, read from the catalogue), and "rescued" asks of a post-norm trial E11's
+catalogue's one margin for "about the same perplexity", E11.2's "matches" (:func:`matches`,
+read from the catalogue on first use), and "rescued" asks of a post-norm trial E11's
 warmup (:func:`rescue_warmup`, read from its rows' params). Neither was tuned to a study's
 result: both were fixed before any full-length study ran.
 """
@@ -10,6 +10,7 @@ result: both were fixed before any full-length study ran.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from attnlab.catalogue import experiment
@@ -18,16 +19,14 @@ MARGIN_CLAIM = ("E11", "E11.2")  # the experiment and claim whose "matches" is t
 RESCUE_EXPERIMENT = "E11"  # the experiment whose warmup rescues post-norm
 
 
-def _matches() -> float:
+@cache
+def matches() -> float:
     """The largest ratio of two val/ppl that E11.2 still calls "matches" (its threshold's hi)."""
     key, claim = MARGIN_CLAIM
     hi = next(spec for spec in experiment(key).claims if spec.id == claim).threshold.hi
     if hi is None:
         raise ValueError(f"{claim} has no upper bound: no margin for 'matches'")
     return hi
-
-
-MATCHES = _matches()
 
 
 def rescue_warmup(recipes: Mapping[str, Mapping[str, Any]]) -> int | None:

@@ -10,10 +10,11 @@ import math
 import pytest
 
 from attnlab.report import Results
-from attnlab.verdicts import CLAIMS, FAILS, HOLDS, INCONCLUSIVE, judge
+from attnlab.verdicts import FAILS, HOLDS, INCONCLUSIVE, catalogue_claims, judge
 from attnlab.verdicts.rules import Ref, all_of, in_range, ratio_in
 from attnlab.verdicts.stats import t_quantile
 
+CLAIMS = catalogue_claims()
 CLAIM = {claim.id: claim for claim in CLAIMS}
 
 
