@@ -72,7 +72,7 @@ def ours(steps: int, threads: int, tokens_file: Path, compile_step: bool) -> dic
     import torch
     from train_overhead import Clock, job_for
 
-    from attnlab.training import train_variant
+    from attnlab.training import FitOptions, train_variant
 
     torch.set_num_threads(threads)
 
@@ -90,11 +90,10 @@ def ours(steps: int, threads: int, tokens_file: Path, compile_step: bool) -> dic
     clock, job = StepClock(), job_for(steps)
     if compile_step:  # trainer.compile: true, whatever the run's length
         job = dataclasses.replace(job, trainer=job.trainer.model_copy(update={"compile": True}))
-    with tempfile.TemporaryDirectory() as scratch:
-        result = train_variant(
-            job, tokens_file, Path(scratch) / "runs", Path(scratch), live_progress=False,
-            callbacks=[clock],
-        )  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        options = FitOptions(tokens_file, scratch / "runs", scratch, live_progress=False)
+        result = train_variant(job, options, callbacks=[clock])
     figures = {"wall": _per_step(clock.ends), "cpu": _per_step(clock.cpus)}
     return {**figures, "kernels": result.metrics["kernels"]}
 
