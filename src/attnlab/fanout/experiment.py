@@ -6,8 +6,10 @@ overrides are applied to the params files with DVC's own override code (the same
 the same rejection of unknown keys, the same file written back), validated by attnlab's
 loader before any stage starts, and after the fan-out the workspace is saved as an
 experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed. A
-mistaken override is one line (:mod:`~attnlab.fanout.overrides`), and a run that does not
-start leaves the params files as they were.
+mistaken override is one line (:mod:`~attnlab.fanout.overrides`). A run that is not saved
+(refused, stopped, failed, cut by a time limit) puts the params files back as they were:
+otherwise the next plain run would train with the knob, unannounced. A saved one leaves
+the experiment applied, as ``dvc exp run`` does, and says so in one line with the way back.
 """
 
 import contextlib
@@ -46,11 +48,43 @@ class ParamsChange:
 
     originals: dict[Path, bytes] = field(default_factory=dict)
     added: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
 
     def restore(self) -> None:
         """Put every changed file back as it was, byte for byte."""
         for path, data in self.originals.items():
             path.write_bytes(data)
+
+    def files(self, root: Path) -> list[str]:
+        """The changed params files, relative to ``root``."""
+        return [path.relative_to(root).as_posix() for path in self.originals]
+
+    def put_back(self, root: Path, ran: Sequence[str], out: TextIO) -> None:
+        """Restore the params of a run that was not saved, and say what it leaves behind.
+
+        Args:
+            root: The DVC project.
+            ran: The stages that finished with the changed params: their results stay.
+            out: Where the line goes.
+        """
+        if not self.originals:
+            return
+        self.restore()
+        line = f"-S not kept (no experiment saved): {', '.join(self.files(root))} put back"
+        if ran:
+            line += (
+                f"; {len(ran)} stage(s) that finished keep what they recorded with it "
+                "(`git checkout -- dvc.lock reports` drops that; the same command continues)"
+            )
+        print(line, file=out, flush=True)
+
+    def applied_line(self, root: Path, name: str) -> str:
+        """One line: the work tree holds experiment ``name``, and the way back to HEAD."""
+        files = " ".join(self.files(root))
+        return (
+            f"the work tree holds experiment {name} ({' '.join(self.overrides)}); "
+            f"back to the record: git checkout -- {files} dvc.lock reports"
+        )
 
     def announce(self, planned: Sequence[str], out: TextIO) -> None:
         """Say which runs of each added variant this run trains (``planned``: its stages)."""
@@ -93,7 +127,7 @@ def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
     from attnlab.config.files import DEFAULT_FILE, read_params_mapping
 
     before = read_params_mapping(root / DEFAULT_FILE)
-    change = ParamsChange()
+    change = ParamsChange(overrides=tuple(overrides))
     added: list[str] = []
     try:
         for name, changes in to_path_overrides(overrides).items():
