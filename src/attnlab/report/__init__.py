@@ -15,7 +15,7 @@ from typing import Any
 
 from attnlab.report.aggregates import aggregates
 from attnlab.report.demo import demo_payload, render_demo
-from attnlab.report.headline import headline
+from attnlab.report.headline import as_measured, headline
 from attnlab.report.inputs import ReportInputs, Results, load_results
 from attnlab.report.record_state import record_state
 from attnlab.report.render import render_html, render_markdown
@@ -55,7 +55,7 @@ def build_report(inputs: ReportInputs) -> Report:
         markdown=render_markdown(*rendered),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
-        headline=headline(results, verdicts),
+        headline=headline(results, verdicts, load_results(as_measured(inputs))),
         summary=aggregates(results),
         stale=results.stale,
     )
