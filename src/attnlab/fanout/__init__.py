@@ -138,7 +138,7 @@ def repro(
         change = apply_params(root, set_params)
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
-    result, saved = FanOutResult(), False
+    saved = False
     try:
         # An absent input is rebuilt first, as plain `dvc repro` would; the rest is planned
         # once the inputs exist.
@@ -206,7 +206,7 @@ def repro(
         return result
     finally:
         if not saved:  # stopped, failed, refused or cut short: the knob is not left behind
-            change.put_back(root, result.ran, out)
+            change.put_back(root, out)
 
 
 @contextlib.contextmanager

@@ -44,11 +44,14 @@ class ParamsChange:
     Attributes:
         originals: Each changed file's bytes before the change.
         added: The variants the overrides add, each with its runs' train stages.
+        overrides: The ``-S`` overrides, as given.
+        lock: ``dvc.lock``'s bytes before the run (None: there was none).
     """
 
     originals: dict[Path, bytes] = field(default_factory=dict)
     added: dict[str, tuple[str, ...]] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
+    lock: bytes | None = None
 
     def restore(self) -> None:
         """Put every changed file back as it was, byte for byte."""
@@ -59,21 +62,22 @@ class ParamsChange:
         """The changed params files, relative to ``root``."""
         return [path.relative_to(root).as_posix() for path in self.originals]
 
-    def put_back(self, root: Path, ran: Sequence[str], out: TextIO) -> None:
+    def put_back(self, root: Path, out: TextIO) -> None:
         """Restore the params of a run that was not saved, and say what it leaves behind.
 
         Args:
-            root: The DVC project.
-            ran: The stages that finished with the changed params: their results stay.
+            root: The DVC project; the stages that finished with the changed params keep
+                what they recorded in its ``dvc.lock``.
             out: Where the line goes.
         """
         if not self.originals:
             return
         self.restore()
         line = f"-S not kept (no experiment saved): {', '.join(self.files(root))} put back"
-        if ran:
+        lock = root / "dvc.lock"
+        if (lock.read_bytes() if lock.is_file() else None) != self.lock:
             line += (
-                f"; {len(ran)} stage(s) that finished keep what they recorded with it "
+                "; the stages that finished keep what they recorded with it "
                 "(`git checkout -- dvc.lock reports` drops that; the same command continues)"
             )
         print(line, file=out, flush=True)
@@ -127,7 +131,10 @@ def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
     from attnlab.config.files import DEFAULT_FILE, read_params_mapping
 
     before = read_params_mapping(root / DEFAULT_FILE)
-    change = ParamsChange(overrides=tuple(overrides))
+    lock = root / "dvc.lock"
+    change = ParamsChange(
+        overrides=tuple(overrides), lock=lock.read_bytes() if lock.is_file() else None
+    )
     added: list[str] = []
     try:
         for name, changes in to_path_overrides(overrides).items():
