@@ -13,6 +13,7 @@ the experiment applied, as ``dvc exp run`` does, and says so in one line with th
 """
 
 import contextlib
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +88,7 @@ class ParamsChange:
         files = " ".join(self.files(root))
         return (
             f"the work tree holds experiment {name} ({' '.join(self.overrides)}); "
-            f"back to the record: git checkout -- {files} dvc.lock reports"
+            f"back to the record: git checkout -- {files} dvc.lock reports && git clean -fq reports"
         )
 
     def announce(self, planned: Sequence[str], out: TextIO) -> None:
@@ -211,6 +212,33 @@ def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:
             dvc_writes_lock_entries_in_place(),
             yaml_parsed_once(),  # DVC resolves each target against a fresh parse of dvc.lock
         ):
-            repo.experiments.save(targets=list(stages), name=name, force=True)
+            # An output git does not track yet (a new summary file) is the experiment's too.
+            outputs = [
+                str(out.def_path)
+                for stage in stages
+                for found in repo.stage.collect(stage)
+                for out in found.outs
+                if not out.use_cache
+            ]
+            repo.experiments.save(
+                targets=list(stages),
+                name=name,
+                force=True,
+                include_untracked=_untracked(root, outputs),
+            )
     except DvcException as err:
         raise AttnlabError(f"dvc exp save --name {name} failed: {err}") from err
+
+
+def _untracked(root: Path, paths: Sequence[str]) -> list[str]:
+    """The files under ``paths`` that git does not track and does not ignore."""
+    if not paths:
+        return []
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [path for path in listed.stdout.split("\0") if path]
