@@ -113,7 +113,9 @@ def test_a_malformed_or_mismatched_curve_is_an_error_naming_its_file(project):
         chart_csv(chart, catalogue(), ALIASES, SEED)
 
 
-def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project):
+@pytest.mark.parametrize("seed", [["--seed", str(SEED)], []], ids=["--seed", "its default"])
+def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project, seed):
+    assert read_params_mapping(ROOT / "params.yaml")["seeds"][0] == SEED  # the default seed
     for path in params_files(ROOT / "params.yaml"):
         (project / path.name).write_text(path.read_text())
     stale = project / "reports" / "charts" / "E99-gone.csv"
@@ -129,7 +131,7 @@ def test_the_stage_replaces_the_folder_and_prints_what_it_drew(project):
         metrics.parent.mkdir(parents=True)
         metrics.write_text(record.read_text().replace('"steps": 1000,', f'"steps": {steps},'))
     done = subprocess.run(
-        [sys.executable, "-m", "attnlab.stages.charts", "--seed", str(SEED)],
+        [sys.executable, "-m", "attnlab.stages.charts", *seed],
         capture_output=True,
         text=True,
         check=True,

@@ -1,4 +1,4 @@
-"""Every ``dvc exp run -S`` of the README names a key the way DVC accepts it.
+"""Every ``dvc exp run -S`` of the manual (README, docs/reference.md) names a key DVC accepts.
 
 DVC's ``-S key=value`` changes a key params.yaml holds and refuses a missing one; a key
 that is added needs ``+key=value``, and a key of a file beside params.yaml needs that
@@ -15,7 +15,10 @@ import yaml
 from attnlab.config.files import DEFAULT_FILE, file_of, read_params_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The manual: the README and the reference it links to (docs/reference.md).
+README = "\n".join(
+    (ROOT / path).read_text(encoding="utf-8") for path in ("README.md", "docs/reference.md")
+)
 PARAMS = read_params_mapping(ROOT / "params.yaml")
 
 

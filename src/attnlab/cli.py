@@ -153,7 +153,7 @@ def repro_command(
     ready train stages of one variant start as one seed group: one process trains their
     seeds together (each run as its own), then each stage's entry is written into
     `dvc.lock` as `dvc repro` writes it. Stage logs: .dvc/tmp/attnlab-repro/. With
-    `--executor slurm` each unit is a SLURM job instead (README, On a cluster).
+    `--executor slurm` each unit is a SLURM job instead (docs/reference.md, On a cluster).
 
     Without targets, work predicted over 15 minutes starts only when asked (`--yes`,
     `--retrain`, `--time-limit`, or yes at the prompt on a terminal): otherwise the
@@ -253,7 +253,7 @@ def build_app(load: Collection[str] | None = None) -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
         no_args_is_help=True,
-        rich_markup_mode="markdown",
+        rich_markup_mode=None,
         help="Run the attnlab pipeline (`repro`, several stages at once) or one stage by hand.",
     )
     app.command("repro")(repro_command)
@@ -268,7 +268,7 @@ def build_app(load: Collection[str] | None = None) -> typer.Typer:
             app.command(name)(module.main)
             continue
         # A stage with companion commands becomes a group: `attnlab sweep run | worker`.
-        group = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown")
+        group = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
         for command, function in commands.items():
             group.command(command)(function)
         app.add_typer(group, name=name, help=module.main.__doc__)

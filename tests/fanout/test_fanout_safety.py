@@ -135,6 +135,24 @@ def test_ctrl_c_puts_back_a_stopped_stages_committed_outputs_and_a_second_run_is
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_set_param_run_puts_the_params_back_and_says_so(probes_project, signum):
+    # Before, Ctrl-C on `attnlab repro -S ...` left the knob in the params file, silently:
+    # the next plain run trained with it.
+    knobs = probes_project.root / "probes.yaml"
+    before = knobs.read_bytes()
+    launcher = _attnlab(probes_project, "-S", "probes.yaml:probes.pairs=5000", "probes")
+    _wait_for(lambda: _running(probes_project), "run")
+    assert b"pairs: 5000" in knobs.read_bytes()  # the run uses the knob meanwhile
+    launcher.send_signal(signum)
+    out, _ = launcher.communicate(timeout=300)
+    assert launcher.returncode == 128 + signum, out
+    assert "-S not kept (no experiment saved): probes.yaml put back" in out, out
+    assert knobs.read_bytes() == before
+    assert _changed(probes_project) == []
+
+
+@pytest.mark.slow
 def test_a_failed_stage_gets_its_outputs_back_from_git_and_from_dvcs_cache(tokenized_project):
     project = tokenized_project
     tokens = sorted((project.root / "data/tokens").iterdir())
@@ -148,9 +166,12 @@ def test_a_failed_stage_gets_its_outputs_back_from_git_and_from_dvcs_cache(token
         "raise SystemExit(1)\n"
     )
     project.run("git", "commit", "-qam", "a tokenize stage that fails")
-    launcher = _attnlab(project, "tokenize")
+    params = (project.root / "params.yaml").read_bytes()
+    launcher = _attnlab(project, "-S", "tokenize.val_fraction=0.2", "tokenize")
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode == 1 and "tokenize: FAILED" in out, out
+    assert "-S not kept (no experiment saved): params.yaml put back" in out, out
+    assert (project.root / "params.yaml").read_bytes() == params
     assert "from git: reports/metrics/corpus.json" in out, out
     assert "from DVC's cache: data/tokens" in out, out
     assert _changed(project) == []

@@ -1,34 +1,33 @@
-"""The README's first command on a clone of a record, and a one-knob experiment's views.
+"""The README's first command on a clone of a record, and its first hour, command by command.
 
-The record is built here at a tiny budget (one variant, the maps' Winograd variant, no
+The record is built here at a tiny budget (two variants, the maps' Winograd variant, no
 sweeps), by the real fan-out, and committed; the committed budget-1.0 record is not used,
 since any library change makes its stages stale.
 """
 
-import csv
-import io
 import json
+import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from readme_commands import bash_commands, section
 from tiny_probes import shrink_probes
 
 pytestmark = pytest.mark.slow
 
 SEED = 1337  # the one seed the tests' project keeps
 INPUTS = {"download", "bpe", "tokenize", "winograd-data"}
-KNOB = "+variants.ladder-mlp.train.lr=0.002"
-SHOW = "exp show --only-changed --drop '^(data|reports|src|pipeline)/|Created'"  # README's
+OTHER = "ladder-average"  # a variant the README's one-knob experiment does not run
 
 
 def _tiny(params: dict) -> None:
     params["budget"]["scale"] = 0.002
     params["model"]["d_model"] = 32
     params["train"]["batch_size"] = 8
-    params["variants"] = {"ladder-mlp": params["variants"]["ladder-mlp"]}
+    params["variants"] = {name: params["variants"][name] for name in ("ladder-mlp", OTHER)}
     params["extra_seeds"].update(seeds=[], variants=[], winograd_variants=[])  # its rows are cut
     params["aliases"] = {}
     params["sweeps"]["studies"] = {}
@@ -60,7 +59,7 @@ def record(tmp_path_factory, copy_tokenized):
     assert f"train@ladder-mlp-{SEED}" in _ran(out) and "report" in _ran(out), out
     # Its training wrote offline W&B runs: the fan-out ends with the one command for all.
     last = out.rstrip().splitlines()[-1]
-    assert last.startswith("W&B: 2 offline run(s) written; upload them all with: wandb sync "), out
+    assert last.startswith("W&B: 3 offline run(s) written; upload them all with: wandb sync "), out
     assert all(Path(folder).is_dir() for folder in last.split("wandb sync ", 1)[1].split()), last
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "the tiny record")
@@ -77,30 +76,55 @@ def test_the_first_command_on_a_clone_rebuilds_the_inputs_and_trains_nothing(rec
     assert clone.run("git", "status", "--porcelain").stdout == ""
 
 
-def test_a_one_knob_experiment_shows_its_knob_and_results_in_few_columns(record):
-    out = _attnlab(record, "-S", KNOB, "-n", "lr-2e-3", f"evaluate@ladder-mlp-{SEED}")
-    assert {f"train@ladder-mlp-{SEED}", "charts", "report"} <= _ran(out), out
-    shown = record.dvc("exp", "show", "--only-changed", "--csv").stdout
-    header = next(csv.reader(io.StringIO(shown)))
-    assert len(header) <= 30, header
-    assert "variants.ladder-mlp.train.lr" in header and "ladder-mlp.val/ppl" in header, header
+def test_the_readmes_first_hour_runs_as_written_and_compares_in_few_rows(record):
+    commands = bash_commands(section("The first hour"))
+    attnlab_bin = Path(sys.executable).parent
+    # In a shell, as typed; a terminal as wide as the views want (DVC fits its table to it).
+    path = f"{attnlab_bin}{os.pathsep}{record.env.get('PATH', os.defpath)}"
+    env = {**record.env, "PATH": path, "COLUMNS": "1000"}
+    done = {}
+    for command in commands:
+        run = subprocess.run(
+            ["bash", "-c", command], cwd=record.root, env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, (command, run.stdout + run.stderr)
+        done[command] = run.stdout
+        if command.startswith("git"):  # the way back leaves the record as it was
+            status = record.run("git", "status", "--porcelain", "--untracked-files=all")
+            assert status.stdout == "", command
 
-    diff = json.loads(record.dvc("metrics", "diff", "HEAD", "lr-2e-3", "--json").stdout)
-    assert "ladder-mlp.val/ppl" in diff["reports/headline.json"], diff
-    plots = json.loads(record.dvc("plots", "diff", "HEAD", "lr-2e-3", "--json").stdout)
-    curves = {"HEAD": [], "lr-2e-3": []}
+    def out(start: str) -> str:
+        return next(text for command, text in done.items() if command.startswith(start))
+
+    knob = next(c for c in commands if c.startswith("attnlab repro -S"))
+    name = shlex.split(knob)[shlex.split(knob).index("-n") + 1]
+    assert {f"train@ladder-mlp-{SEED}", "charts", "report"} <= _ran(out(knob)), out(knob)
+    assert f"the work tree holds experiment {name} (budget.scale=" in out(knob), out(knob)
+
+    # One knob, one row; only the rows of the variant it ran (and the claims it moved).
+    params = out("dvc params diff").strip().splitlines()
+    assert len(params) == 2 and "budget.scale" in params[1], params  # its header, the knob
+    metrics = json.loads(record.dvc("metrics", "diff", "HEAD", name, "--json").stdout)
+    changed = set(metrics["reports/headline.json"])
+    assert "ladder-mlp.val/ppl" in changed, changed
+    assert all(key.startswith(("ladder-mlp.", "claims.")) for key in changed), changed
+    assert OTHER not in out("dvc metrics diff"), out("dvc metrics diff")
+
+    show = next(c for c in commands if c.startswith("dvc exp show"))
+    assert max(map(len, out(show).splitlines())) <= 160, out(show)
+    assert "budget.scale" in out(show) and "ladder-mlp.val/ppl" in out(show), out(show)
+    csv_argv = [str(attnlab_bin / "dvc"), *shlex.split(show)[1:], "--csv"]
+    as_csv = subprocess.run(csv_argv, cwd=record.root, env=env, capture_output=True, text=True)
+    columns = as_csv.stdout.splitlines()[0].split(",")
+    assert len(columns) <= 30 and not any(OTHER in column for column in columns), columns
+
+    plots = json.loads(record.dvc("plots", "diff", "HEAD", name, "--json").stdout)
+    curves = {"HEAD": [], name: []}
     for point in plots["data"]["reports/charts/E02-train-loss.csv"][0]["content"]["data"]["values"]:
         if point["variant"] == "ladder-mlp":
             curves[point["rev"]].append(point["loss"])
-    assert curves["HEAD"] and curves["lr-2e-3"] and curves["HEAD"] != curves["lr-2e-3"]
-
-    # The README's invocation fits a terminal of 160 columns (drawn here on a wider one).
-    wide = {**record.env, "COLUMNS": "1000"}
-    command = [sys.executable, "-m", "dvc", *shlex.split(SHOW), "--no-pager"]
-    readme = subprocess.run(
-        command, cwd=record.root, env=wide, capture_output=True, text=True
-    ).stdout
-    assert "ladder-mlp.val/ppl" in readme and max(map(len, readme.splitlines())) <= 160, readme
+    assert curves["HEAD"] and curves[name] and curves["HEAD"] != curves[name]
+    assert (record.root / "dvc_plots/index.html").is_file()
 
 
 def test_the_first_command_asks_before_long_work_and_without_a_terminal_starts_none(

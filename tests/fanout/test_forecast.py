@@ -2,6 +2,8 @@
 
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -95,3 +97,10 @@ def test_the_upload_commands_quote_a_run_root_that_holds_a_space(tmp_path):
     assert folders == [str(s) for s in segments]
     fan_out = sync_line(folders).split("upload them all with: ", 1)[1]
     assert shlex.split(fan_out) == ["wandb", "sync", *map(str, segments)]
+    # Pasted into a shell as printed, wandb takes every folder (it refuses a path that
+    # does not exist); --dry-run uploads nothing.
+    wandb = shlex.quote(str(Path(sys.executable).parent / "wandb"))
+    for printed in (own, fan_out):
+        pasted = printed.strip().replace("wandb sync", f"{wandb} sync --dry-run", 1)
+        done = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr

@@ -1,9 +1,10 @@
-"""A DVC remote round trip over SSH: what one machine trained, another pulls and never retrains.
+"""A DVC remote round trip: what one machine trained, another pulls and never retrains.
 
 Clone A trains a run that keeps weights along training (E11's norm-post), a Winograd model
 and a two-trial study on a tiny budget, commits the record (dvc.lock and the git-tracked
-records) and runs ``dvc push --run-cache`` to a real OpenSSH server on loopback (sshd.py),
-through dvc-ssh. Clone C of the record pulls: its ``dvc repro`` runs only the Winograd maps
+records) and runs ``dvc push --run-cache`` to the remote: a folder (a shared filesystem's,
+which every machine can test) and a real OpenSSH server on loopback (sshd.py), through
+dvc-ssh. Clone C of the record pulls: its ``dvc repro`` runs only the Winograd maps
 (the demo's), which read the pulled model, and optuna-dashboard opens the pulled journal.
 
 DVC 3.67 keeps a stage out of the run-cache when an output is ``cache: false`` and not a
@@ -16,13 +17,14 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from wsgiref.util import setup_testing_defaults
 
 import pytest
 import yaml
 from optuna_dashboard import wsgi
-from sshd import SshServer, find_sshd, ssh_server
+from sshd import find_sshd, ssh_server
 
 from attnlab.catalogue import protocol_variants_of
 
@@ -73,36 +75,64 @@ def _dashboard(journal: Path, route: str) -> dict:
     return json.loads(body)
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[SshServer]:
-    """The remote's SSH server; without sshd a skip, or a failure where CI requires it."""
+@dataclass(frozen=True)
+class Remote:
+    """A DVC remote: its URL, the folder it writes to, and the key to log in (if any)."""
+
+    url: str
+    storage: Path
+    keyfile: Path | None = None
+
+    def add(self, project, *flags: str) -> None:
+        """Add it to ``project`` as the default remote ``store``; the key stays local."""
+        project.dvc("remote", "add", *flags, "-d", "store", self.url)
+        self.log_in(project)
+
+    def log_in(self, project) -> None:
+        """This machine's key, in ``project``'s config.local (none for a folder)."""
+        if self.keyfile is not None:
+            project.dvc("remote", "modify", "--local", "store", "keyfile", str(self.keyfile))
+
+
+@pytest.fixture(params=["folder", "ssh"])
+def remote(request, tmp_path: Path) -> Iterator[Remote]:
+    """A folder, or an SSH server: without sshd a skip, or a failure where CI requires it."""
+    if request.param == "folder":
+        yield Remote(str(tmp_path / "store"), tmp_path / "store")
+        return
     if find_sshd() is None and not os.environ.get("ATTNLAB_REQUIRE_SSHD"):
         pytest.skip("no sshd: apt-get install openssh-server (ATTNLAB_REQUIRE_SSHD=1 fails)")
     with ssh_server(tmp_path / "sshd") as running:
-        yield running
+        yield Remote(running.url, running.storage, running.keyfile)
 
 
 def test_a_clone_pulls_what_another_trained_and_reruns_nothing(
-    server, tokenized_project, tmp_path, one_torch_thread
+    remote, tokenized_project, tmp_path, one_torch_thread
 ):
     a = tokenized_project  # the data stages recorded: tests/data runs them
     a.env["WANDB_MODE"] = "disabled"  # W&B has its own tests
     unrecorded = a.run("git", "rev-list", "--max-parents=0", "HEAD").stdout.strip()
     a.edit_params(_shrink)
     # The team's remote is in git; each machine's key stays in its own config.local.
-    a.dvc("remote", "add", "-d", "store", server.url)
-    a.dvc("remote", "modify", "--local", "store", "keyfile", str(server.keyfile))
+    remote.add(a)
     ran = a.ran_stages(a.dvc("repro", *TRAINED).stdout)
     assert sorted(ran) == sorted([*TRAINED, "winograd-data"])
     a.run("git", "add", "-A")
     a.run("git", "commit", "-qm", "the record and the team's remote")
     a.dvc("push", "--run-cache")
-    assert _run_cached_commands(server.storage) == {
+    assert _run_cached_commands(remote.storage) == {
         f"python pipeline/{stage}.py" for stage in RUN_CACHED
     }
 
     c = a.clone(tmp_path / "c")
-    c.dvc("remote", "modify", "--local", "store", "keyfile", str(server.keyfile))
+    remote.log_in(c)
+    # A clone holds none of the record's models; pushed where they are not either, DVC
+    # lists each one's hash (exit 0), unless told -q (docs/reference.md, the remote).
+    c.dvc("remote", "add", "--local", "empty", str(tmp_path / "empty"))
+    loud = c.dvc("push", "-r", "empty")
+    assert "md5: " in loud.stdout + loud.stderr, loud.stdout + loud.stderr
+    quiet = c.dvc("push", "-q", "-r", "empty")
+    assert quiet.stdout + quiet.stderr == "", quiet.stdout + quiet.stderr
     c.dvc("pull", "--with-deps", *TRAINED, "winograd-maps")
     repro = c.dvc("repro", *TRAINED, "winograd-maps").stdout
     # Nothing retrained; the demo's maps (new to C's lock) ran, reading the pulled model.
@@ -117,8 +147,7 @@ def test_a_clone_pulls_what_another_trained_and_reruns_nothing(
     assert [trial["state"] for trial in trials] == ["Complete", "Complete"]
 
     b = a.clone(tmp_path / "b", unrecorded)  # no dvc.lock, nor the remote in git
-    b.dvc("remote", "add", "--local", "-d", "store", server.url)
-    b.dvc("remote", "modify", "--local", "store", "keyfile", str(server.keyfile))
+    remote.add(b, "--local")
     repro = b.dvc("repro", "--pull", RUN_CACHED[-1]).stdout
     assert b.ran_stages(repro) == [], repro
     for stage in RUN_CACHED:

@@ -109,3 +109,43 @@ def test_the_runs_of_a_variant_params_no_longer_list_are_left_out_and_named(tmp_
     assert "ladder-no-context" not in report.headline
     assert not any(source.startswith("ladder-no-context/") for source in report.summary)
     assert report.headline["ladder-mlp"]["n"] == len(SEEDS)  # the listed variants still read
+
+
+def test_a_listed_variant_with_no_current_run_keeps_its_measured_headline_row(tmp_path):
+    # The case: `-S budget.scale=0.002 evaluate@ladder-mlp-1337` made every other
+    # variant's records stale for the experiment's params; its headline lost them, so that
+    # `dvc metrics diff HEAD <exp>` listed ~100 rows of variants it never touched.
+    reports = write_run(tmp_path / "reports", only={"E02"})
+    recorded = report_of(dataclasses.replace(inputs(reports), seeds=dict.fromkeys(VARIANTS, SEEDS)))
+    # The experiment: ladder-mlp re-run under a changed budget, every other run now stale.
+    stale = {
+        v: {s: RunConfiguration(CURRENT, {"seed": s, **STATED}) for s in SEEDS} for v in VARIANTS
+    }
+    for seed in SEEDS:
+        _edit(
+            reports / f"metrics/ladder-mlp/seed-{seed}/eval.json",
+            **{"val/ppl": 99.0, FINGERPRINT: CURRENT[EVAL]},
+        )
+        _edit(
+            reports / f"metrics/ladder-mlp/seed-{seed}/train.json", **{FINGERPRINT: CURRENT[TRAIN]}
+        )
+    for variant in sorted({path.parents[1].name for path in reports.glob("metrics/*/*/eval.json")}):
+        if variant != "ladder-mlp":
+            for seed in SEEDS:
+                _edit(
+                    reports / f"metrics/{variant}/seed-{seed}/eval.json", **{FINGERPRINT: "0" * 16}
+                )
+    experiment = report_of(
+        dataclasses.replace(
+            _inputs(reports), configurations=stale, seeds=dict.fromkeys(VARIANTS, SEEDS)
+        )
+    )
+    assert any(line.startswith("ladder-average seed 1:") for line in experiment.stale)
+    changed = {
+        row
+        for row in {*recorded.headline, *experiment.headline} - {"claims"}
+        if recorded.headline.get(row) != experiment.headline.get(row)
+    }
+    assert changed == {"ladder-mlp"}, changed
+    assert experiment.headline["ladder-mlp"]["val/ppl"] == 99.0  # its current runs only
+    assert experiment.headline["ladder-mlp"]["n"] == len(SEEDS)

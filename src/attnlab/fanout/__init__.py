@@ -139,71 +139,77 @@ def repro(
         change = apply_params(root, set_params)
         experiment = experiment_name(name)
         environ[EXPERIMENT_VARIABLE] = experiment
+    saved = False
     try:
         # An absent input is rebuilt first, as plain `dvc repro` would; the rest is planned
         # once the inputs exist.
         inputs, plan = first_plan(root, targets, allow_missing)
-    except BaseException:
-        change.restore()  # the run never started: the params stay as they were
-        raise
-    with (
-        _served(mps, root, environ, resources, out) as (environ, resources),
-        _no_job_left(slurm),
-    ):
-        result = FanOutResult()
-        if plan is None:
-            result = FanOut(
-                root, inputs, resources, environ, out, seed_groups=seed_groups, start=start
-            ).run()
-            if not result.ok:
-                return result
-            plan = read_plan(root, targets, allow_missing=allow_missing)
-        change.announce(plan.order, out)
-        if experiment is not None and targets:
-            plan = with_views(plan)  # the experiment's metrics and charts show its runs
-        asking = confirm is not None and time_limit is None
-        on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
-        if not on_gpu:
-            print(mkl_avx512.describe(), file=out)  # the stages' fp32 kernels, said once
-        predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
-        if slurm is not None:
-            slurm.forecast = predicted  # each job's --time
-        limit = None
-        if time_limit is not None and predicted is not None:
-            limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root), began)
-        elif asking and predicted is not None and predicted.wall_s > LONG_S:
-            views = StagePlan(tuple(name for name in plan.order if name in VIEWS))
-            short = FanOut(
-                root, views, resources, environ, out, allow_missing, None, seed_groups, start
+        with (
+            _served(mps, root, environ, resources, out) as (environ, resources),
+            _no_job_left(slurm),
+        ):
+            result = FanOutResult()
+            if plan is None:
+                result = FanOut(
+                    root, inputs, resources, environ, out, seed_groups=seed_groups, start=start
+                ).run()
+                if not result.ok:
+                    return result
+                plan = read_plan(root, targets, allow_missing=allow_missing)
+            change.announce(plan.order, out)
+            if experiment is not None and targets:
+                plan = with_views(plan)  # the experiment's metrics and charts show its runs
+            asking = confirm is not None and time_limit is None
+            on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
+            if not on_gpu:
+                print(mkl_avx512.describe(), file=out)  # the stages' fp32 kernels, said once
+            predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
+            if slurm is not None:
+                slurm.forecast = predicted  # each job's --time
+            limit = None
+            if time_limit is not None and predicted is not None:
+                limit = TimeLimit(time_limit, predicted, plan, _sweep_trials(root), began)
+            elif asking and predicted is not None and predicted.wall_s > LONG_S:
+                views = StagePlan(tuple(name for name in plan.order if name in VIEWS))
+                short = FanOut(
+                    root, views, resources, environ, out, allow_missing, None, seed_groups, start
+                )
+                result = merged(result, short.run())
+                _tell_plan(root, plan, predicted, out)
+                if not result.ok or not confirm():
+                    result.left = [name for name in plan.order if name not in VIEWS]
+                    return result
+            fan_out = FanOut(
+                root,
+                plan,
+                resources,
+                environ,
+                out,
+                allow_missing,
+                predicted,
+                seed_groups,
+                start,
+                limit,
             )
-            result = merged(result, short.run())
-            _tell_plan(root, plan, predicted, out)
-            if not result.ok or not confirm():
-                result.left = [name for name in plan.order if name not in VIEWS]
-                return result
-        fan_out = FanOut(
-            root,
-            plan,
-            resources,
-            environ,
-            out,
-            allow_missing,
-            predicted,
-            seed_groups,
-            start,
-            limit,
+            result = merged(result, fan_out.run())
+            if limit is not None and result.left + result.stopped:
+                print(limit.left_line(result.ran + result.up_to_date), file=out)
+        wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
+        line = sync_line(
+            offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs))
         )
-        result = merged(result, fan_out.run())
-        if limit is not None and result.left + result.stopped:
-            print(limit.left_line(result.ran + result.up_to_date), file=out)
-    wrote = result.ran + result.failed + result.stopped  # a stopped training has its run too
-    line = sync_line(offline_runs(dict.fromkeys(result.logs[s] for s in wrote if s in result.logs)))
-    if line:
-        print(line, file=out)
-    if experiment is not None and result.ok and not (result.left or result.stopped):
-        save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
-        print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
-    return result
+        if line:
+            print(line, file=out)
+        if experiment is not None and result.ok and not (result.left or result.stopped):
+            save_experiment(root, experiment, (*inputs.order, *plan.order) or targets)
+            saved = True
+            print(f"saved experiment {experiment} (dvc exp show lists it)", file=out)
+            if change.originals:
+                print(change.applied_line(root, experiment), file=out)
+        return result
+    finally:
+        if not saved:  # stopped, failed, refused or cut short: the knob is not left behind
+            change.put_back(root, out)
 
 
 @contextlib.contextmanager

@@ -6,11 +6,14 @@ overrides are applied to the params files with DVC's own override code (the same
 the same rejection of unknown keys, the same file written back), validated by attnlab's
 loader before any stage starts, and after the fan-out the workspace is saved as an
 experiment with ``dvc exp save``: the params, ``dvc.lock`` and metrics DVC committed. A
-mistaken override is one line (:mod:`~attnlab.fanout.overrides`), and a run that does not
-start leaves the params files as they were.
+mistaken override is one line (:mod:`~attnlab.fanout.overrides`). A run that is not saved
+(refused, stopped, failed, cut by a time limit) puts the params files back as they were:
+otherwise the next plain run would train with the knob, unannounced. A saved one leaves
+the experiment applied, as ``dvc exp run`` does, and says so in one line with the way back.
 """
 
 import contextlib
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,15 +45,51 @@ class ParamsChange:
     Attributes:
         originals: Each changed file's bytes before the change.
         added: The variants the overrides add, each with its runs' train stages.
+        overrides: The ``-S`` overrides, as given.
+        lock: ``dvc.lock``'s bytes before the run (None: there was none).
     """
 
     originals: dict[Path, bytes] = field(default_factory=dict)
     added: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+    lock: bytes | None = None
 
     def restore(self) -> None:
         """Put every changed file back as it was, byte for byte."""
         for path, data in self.originals.items():
             path.write_bytes(data)
+
+    def files(self, root: Path) -> list[str]:
+        """The changed params files, relative to ``root``."""
+        return [path.relative_to(root).as_posix() for path in self.originals]
+
+    def put_back(self, root: Path, out: TextIO) -> None:
+        """Restore the params of a run that was not saved, and say what it leaves behind.
+
+        Args:
+            root: The DVC project; the stages that finished with the changed params keep
+                what they recorded in its ``dvc.lock``.
+            out: Where the line goes.
+        """
+        if not self.originals:
+            return
+        self.restore()
+        line = f"-S not kept (no experiment saved): {', '.join(self.files(root))} put back"
+        lock = root / "dvc.lock"
+        if (lock.read_bytes() if lock.is_file() else None) != self.lock:
+            line += (
+                "; the stages that finished keep what they recorded with it "
+                "(`git checkout -- dvc.lock reports` drops that; the same command continues)"
+            )
+        print(line, file=out, flush=True)
+
+    def applied_line(self, root: Path, name: str) -> str:
+        """One line: the work tree holds experiment ``name``, and the way back to HEAD."""
+        files = " ".join(self.files(root))
+        return (
+            f"the work tree holds experiment {name} ({' '.join(self.overrides)}); "
+            f"back to the record: git checkout -- {files} dvc.lock reports && git clean -fq reports"
+        )
 
     def announce(self, planned: Sequence[str], out: TextIO) -> None:
         """Say which runs of each added variant this run trains (``planned``: its stages)."""
@@ -93,7 +132,10 @@ def apply_params(root: Path, overrides: Sequence[str]) -> ParamsChange:
     from attnlab.config.files import DEFAULT_FILE, read_params_mapping
 
     before = read_params_mapping(root / DEFAULT_FILE)
-    change = ParamsChange()
+    lock = root / "dvc.lock"
+    change = ParamsChange(
+        overrides=tuple(overrides), lock=lock.read_bytes() if lock.is_file() else None
+    )
     added: list[str] = []
     try:
         for name, changes in to_path_overrides(overrides).items():
@@ -170,6 +212,33 @@ def save_experiment(root: Path, name: str, stages: Sequence[str]) -> None:
             dvc_writes_lock_entries_in_place(),
             yaml_parsed_once(),  # DVC resolves each target against a fresh parse of dvc.lock
         ):
-            repo.experiments.save(targets=list(stages), name=name, force=True)
+            # An output git does not track yet (a new summary file) is the experiment's too.
+            outputs = [
+                str(out.def_path)
+                for stage in stages
+                for found in repo.stage.collect(stage)
+                for out in found.outs
+                if not out.use_cache
+            ]
+            repo.experiments.save(
+                targets=list(stages),
+                name=name,
+                force=True,
+                include_untracked=_untracked(root, outputs),
+            )
     except DvcException as err:
         raise AttnlabError(f"dvc exp save --name {name} failed: {err}") from err
+
+
+def _untracked(root: Path, paths: Sequence[str]) -> list[str]:
+    """The files under ``paths`` that git does not track and does not ignore."""
+    if not paths:
+        return []
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [path for path in listed.stdout.split("\0") if path]

@@ -268,7 +268,8 @@ class FanOut:
         if not stopping:
             return
         names = [stage for child in stopping for stage in child.stages]
-        self._say(f"{why}: stopping {len(names)} running stage(s) at their next step")
+        # Each stage's command is sent SIGTERM whatever stopped the run: its log says so.
+        self._say(f"{why}: stopping {len(names)} running stage(s) at their next step (SIGTERM)")
         deadline = time.monotonic() + STOP_GRACE_S
         while any(child.group_alive() for child in stopping):
             late = time.monotonic() > deadline

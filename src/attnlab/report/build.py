@@ -51,6 +51,7 @@ def build_report(
     decisions: Decisions,
     code: CodeDigests | None = None,
     entries: Mapping[str, Experiment] | None = None,
+    measured: Results | None = None,
 ) -> Report:
     """Lay out ``results`` and the ``decisions`` made from them as the report.
 
@@ -60,6 +61,8 @@ def build_report(
         code: The digests of each recording stage's code in the checkout (the record's
             state is judged against them; ``None``: not judged).
         entries: The experiments laid out, in order (default: the catalogue's).
+        measured: The same records with none left out as stale, for the headline's runs
+            that have no current record (:func:`~attnlab.report.headline.headline`).
     """
     verdicts = decisions.verdicts
     sections = build_sections(results, decisions, entries)
@@ -71,7 +74,7 @@ def build_report(
         markdown=render_markdown(*rendered),
         demo_html=render_demo(demo_payload(results)),
         verdicts=verdicts,
-        headline=headline(results, verdicts),
+        headline=headline(results, verdicts, measured),
         summary=aggregates(results),
         stale=results.stale,
     )

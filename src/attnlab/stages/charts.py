@@ -14,13 +14,18 @@ from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
 
 ChartSeed = Annotated[
-    int,
-    typer.Option("--seed", min=0, max=2**32 - 1, help="The seed whose runs the charts draw."),
+    int | None,
+    typer.Option(
+        "--seed",
+        min=0,
+        max=2**32 - 1,
+        help="The seed whose runs the charts draw (default: the first of params seeds).",
+    ),
 ]
 
 
 def main(
-    seed: ChartSeed,
+    seed: ChartSeed = None,
     params: ParamsFile = DEFAULT_PARAMS,
 ) -> None:
     """Gather each chart's curves into one file: every row of its experiments, one run each.
@@ -30,7 +35,8 @@ def main(
     each run's reports/metrics/{variant}/seed-{seed}/train.json must state: a stale run
     is left out, and named); the catalogue's
     charts and their experiments' rows; each row's curve of the run under `--seed`
-    (dvc.yaml passes the first of params `seeds`; the report draws every seed):
+    (by default, and as dvc.yaml passes it, the first of params `seeds`; the report
+    draws every seed):
     reports/curves/{variant}/seed-{seed}/train_loss.csv or val_ppl.csv, or
     reports/curves/winograd/{variant}/seed-{seed}.csv. A row not trained yet is left out.
     Writes: reports/charts/{chart}.csv for each chart with a row trained (E02-train-loss,
@@ -38,6 +44,8 @@ def main(
     and the curve's value (loss or val/ppl).
     """
     loaded = load_params(params)
+    if seed is None:
+        seed = loaded.seeds[0]
     stale = {}
     for variant, runs in expected_runs(loaded, [seed]).items():
         record = paths.train_metrics(variant, seed)

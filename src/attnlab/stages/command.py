@@ -43,9 +43,7 @@ DEBUG_ENV = "ATTNLAB_DEBUG"
 
 def run_stage(main: Callable[..., None]) -> None:
     """Run a stage's ``main`` as a command line; user errors exit 2 without a traceback."""
-    app = typer.Typer(
-        add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="markdown"
-    )
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command()(main)
     run_reporting_errors(app)
 

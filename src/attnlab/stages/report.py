@@ -7,6 +7,7 @@ from attnlab import paths, result_code
 from attnlab.config import Params, catalogue_choice, load_params
 from attnlab.files import write_together
 from attnlab.report import Report, ReportInputs, build_report, load_results
+from attnlab.report.headline import as_measured
 from attnlab.stages.command import DEFAULT_PARAMS, ParamsFile, run_stage
 from attnlab.training.configurations import expected_runs
 from attnlab.verdicts import HOLDS, INCONCLUSIVE, NOT_RUN, STALE, decide
@@ -62,7 +63,8 @@ def report_inputs(loaded: Params) -> ReportInputs:
 def report_of(inputs: ReportInputs) -> Report:
     """The report of the record under ``inputs``: read once, decided once, laid out."""
     results = load_results(inputs)
-    return build_report(results, decide(results), inputs.code)
+    measured = load_results(as_measured(inputs))  # the headline's runs with no current record
+    return build_report(results, decide(results), inputs.code, measured=measured)
 
 
 def expected_seeds(loaded: Params) -> dict[str, tuple[int, ...]]:
