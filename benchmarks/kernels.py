@@ -12,7 +12,7 @@ the default's. Wall time per step and GFLOP/s need a quiet machine; the CPU time
 step is the steadier figure when other work shares the cores.
 
     python benchmarks/kernels.py --threads 2 --steps 10 --repeats 3
-    python benchmarks/kernels.py --threads 1 --n-layer 12 --steps 4  # E11's model
+    python benchmarks/kernels.py --threads 1 --n-layer 12 --steps 4 --paths mkl-avx512
 """
 
 from __future__ import annotations
@@ -65,12 +65,19 @@ def child(threads: int, steps: int, warmup: int, n_layer: int) -> None:
     batches = [torch.randint(0, 1024, (64, 129), generator=generator) for _ in range(4)]
     schedule = [batches[i % len(batches)] for i in range(warmup + steps)]
     losses, times = train_steps(model, schedule, step_fn)
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    gemm = [0.0] * 25
+    for i in range(len(gemm)):  # the bare fp32 product: how near the cores' ceiling it runs
+        began = time.perf_counter()
+        a @ b
+        gemm[i] = time.perf_counter() - began
     print(
         json.dumps(
             {
                 "ms": 1e3 * statistics.median(times[warmup:]),
                 "cpu_ms": 1e3 * statistics.median(np.diff(cpu_marks[warmup:])),
                 "warmup_s": sum(times[:warmup]),
+                "gemm_gflops": 2 * 1024**3 / statistics.median(gemm[5:]) / 1e9,
                 "losses": losses,
                 "matmul": fp32_matmul_path(),
                 "parameters": sum(p.numel() for p in model.parameters()),
@@ -86,15 +93,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="timed steps per run")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each path")
+    parser.add_argument(
+        "--paths", nargs="+", choices=list(PATHS)[1:], default=list(PATHS)[1:],
+        help="the paths timed beside mkl-default (default: all)",
+    )  # fmt: skip
     parser.add_argument("--n-layer", type=int, default=1, help="blocks (E11's model: 12)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.threads, args.steps, args.warmup, args.n_layer)
         return
-    results: dict[str, list[dict]] = {name: [] for name in PATHS}
+    results: dict[str, list[dict]] = {name: [] for name in ("mkl-default", *args.paths)}
     for repeat in range(args.repeats):
-        order = list(PATHS) if repeat % 2 == 0 else list(reversed(PATHS))
+        order = list(results) if repeat % 2 == 0 else list(reversed(results))
         for name in order:
             # An empty Inductor cache: the warm-up holds a cold compile, as on a fresh machine.
             with tempfile.TemporaryDirectory() as cache:
@@ -129,7 +140,8 @@ def main() -> None:
             f"{64 * 128 / ms * 1e3:9,.0f} tokens/s "
             f"{6 * runs[0]['parameters'] * 64 * 128 / ms / 1e6:5.0f} GFLOP/s  "
             f"warm-up {warmup_s:5.1f} s  "
-            f"max rel. loss diff {drift:.1e}  ({runs[0]['matmul']})"
+            f"max rel. loss diff {drift:.1e}  ({runs[0]['matmul']}; 1024^3 product "
+            f"{statistics.median(r['gemm_gflops'] for r in runs):.0f} GFLOP/s)"
         )
 
 
