@@ -42,11 +42,12 @@ print(json.dumps({{
 """
 
 
-def _probe(tmp_path: Path, torch_first: bool = False, **env: str) -> dict:
+def _probe(tmp_path: Path, torch_first: bool = False, script: str = PROBE, **env: str) -> dict:
+    """Run ``script`` in a fresh process (its build cached under ``tmp_path``); its JSON."""
     first = "import torch\nimport attnlab" if torch_first else "import attnlab"
     environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **env}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(first=first)],
+        [sys.executable, "-c", script.format(first=first)],
         env=environ,
         capture_output=True,
         text=True,
@@ -118,17 +119,7 @@ print(json.dumps({{"path": fp32_matmul_path(), "losses": losses}}))
 
 @pytest.mark.skipif(not APPLIES_HERE, reason="needs an AMD CPU with AVX-512 (this machine kind)")
 def test_fifty_training_steps_on_either_path_agree_to_round_off(tmp_path):
-    runs = {}
-    for switch in ("1", "0"):
-        environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "ATTNLAB_MKL_AVX512": switch}
-        done = subprocess.run(
-            [sys.executable, "-c", TRAIN.format(first="import attnlab")],
-            env=environ,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        runs[switch] = json.loads(done.stdout.splitlines()[-1])
+    runs = {switch: _probe(tmp_path, script=TRAIN, ATTNLAB_MKL_AVX512=switch) for switch in "10"}
     assert (runs["1"]["path"], runs["0"]["path"]) == ("mkl-avx512", "mkl-default")
     fast, default = runs["1"]["losses"], runs["0"]["losses"]
     assert fast[-1] < fast[0] - 0.5  # it trained: the comparison is not of a flat line
