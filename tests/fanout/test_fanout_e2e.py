@@ -158,21 +158,28 @@ def _wait_for(condition, timeout_s: float, what: str) -> None:
         time.sleep(0.2)
 
 
-def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(project, tmp_path):
-    def long_run(params: dict) -> None:
-        # 3000 steps of 8 x 32 tokens: tens of seconds, while a stage that starts later
-        # than the other by a lock wait reaches its first checkpoint within a second.
-        params["budget"]["scale"] = 1.0
-        params["model"]["block_size"] = 32
-        params["runtime"]["checkpoint"]["every_n_train_steps"] = 20
+def _long_run(params: dict) -> None:
+    # 3000 steps of 8 x 32 tokens: tens of seconds, while a stage that starts later
+    # than the other by a lock wait reaches its first checkpoint within a second.
+    params["budget"]["scale"] = 1.0
+    params["model"]["block_size"] = 32
+    params["runtime"]["checkpoint"]["every_n_train_steps"] = 20
 
-    project.edit_params(long_run)
-    checkpoints = tmp_path / "runs" / "checkpoints"
-    launcher = _attnlab(project, "--jobs", "2", *TRAINED)
+
+def _stop_at_two_checkpoints(project, checkpoints: Path, *args: str) -> str:
+    """``attnlab repro args`` stopped by SIGTERM once two runs saved their state."""
+    launcher = _attnlab(project, *args)
     _wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, 300, "two checkpoints")
     launcher.send_signal(signal.SIGTERM)
     out, _ = launcher.communicate(timeout=120)
     assert launcher.returncode == 128 + signal.SIGTERM, out
+    return out
+
+
+def test_a_stopped_fan_out_saves_every_running_stage_and_a_rerun_resumes_it(project, tmp_path):
+    project.edit_params(_long_run)
+    checkpoints = tmp_path / "runs" / "checkpoints"
+    out = _stop_at_two_checkpoints(project, checkpoints, "--jobs", "2", *TRAINED)
     assert "SIGTERM: stopping 2 running stage(s)" in out
     assert (
         f"train@ladder-mlp-{SEED}"
@@ -279,6 +286,31 @@ def _entries(root: Path, stages: list[str]) -> tuple[dict, dict]:
     for values in metrics.values():
         values.pop("group_seeds", None)  # which seeds shared the process: the one difference
     return {stage: lock[stage] for stage in stages}, metrics
+
+
+def test_seeds_stopped_alone_resume_alone_where_they_would_otherwise_group(project, tmp_path):
+    # Two places: the two seeds start alone. One place: new, they would train as one
+    # group, which has its own resume folder: each must resume its own state instead.
+    seeds = GROUP_SEEDS[:2]
+    project.edit_params(lambda params: params.update(seeds=list(seeds)))
+    project.edit_params(_long_run)
+    checkpoints = tmp_path / "runs" / "checkpoints"
+    _stop_at_two_checkpoints(project, checkpoints, "--jobs", "2", *_train_stages(seeds))
+    saved = {
+        int(path.parent.name.split("-seed-")[1].split("-")[0]): load_checkpoint_file(path)[
+            "global_step"
+        ]
+        for path in checkpoints.glob("*/last.ckpt")
+    }
+    assert set(saved) == set(seeds) and all(0 < step < 3000 for step in saved.values())
+
+    out = _fan_out(project, "--jobs", "1", *_train_stages(seeds[::-1]))
+    assert out.count(": ran in ") == 2 and "other seed(s)" not in out, out
+    for seed, step in saved.items():
+        metrics = json.loads(
+            (project.root / f"reports/metrics/ladder-mlp/seed-{seed}/train.json").read_text()
+        )
+        assert metrics["resumed_from_step"] == step and metrics["steps"] == 3000
 
 
 def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_alone(project):

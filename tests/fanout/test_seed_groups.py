@@ -6,7 +6,7 @@ import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.fanout.group_stage import _commands, group_command, reproduce_group
-from attnlab.fanout.seed_groups import launch_units, runs_as_group
+from attnlab.fanout.seed_groups import launch_units, resumes_whole, runs_as_group
 
 P0 = [f"train@ladder-mlp-{seed}" for seed in (1337, 1338, 1339)]
 
@@ -67,6 +67,35 @@ def test_a_group_is_split_rather_than_leave_a_place_idle():
     assert launch_units(P0, free=5) == [(name,) for name in P0]
     assert launch_units(P0, free=1) == [tuple(P0)]
     assert launch_units(P0, free=0) == []
+
+
+def test_a_group_s_seeds_start_in_seed_order_however_the_plan_lists_them():
+    # The order names the group's resume folder: another order would train from step 0.
+    assert launch_units(P0[::-1], free=1) == [tuple(P0)]
+    assert launch_units(P0[::-1], free=2) == [tuple(P0[:2]), (P0[2],)]
+
+
+def test_a_group_with_a_resume_point_starts_as_that_group_in_its_order_and_whole():
+    resumable = [("ladder-mlp", (1339, 1337)), ("norm-pre", (1337, 1338))]
+    mlp_1339_1337, mlp_1338 = (P0[2], P0[0]), (P0[1],)
+    # Not regrouped (three seeds in one fit), not split to fill a free place.
+    assert launch_units(P0, free=1, resumable=resumable) == [mlp_1339_1337]
+    assert launch_units(P0, free=2, resumable=resumable) == [mlp_1339_1337, mlp_1338]
+    assert launch_units(P0, free=4, resumable=resumable) == [mlp_1339_1337, mlp_1338]
+    assert resumes_whole(mlp_1339_1337, resumable)
+    assert not resumes_whole(tuple(P0[:2]), resumable) and not resumes_whole(mlp_1338, resumable)
+    # Only train stages resume; a group not all ready here is not formed.
+    evaluations = [name.replace("train@", "evaluate@") for name in P0]
+    assert launch_units(evaluations, free=1, resumable=resumable) == [tuple(evaluations)]
+    assert launch_units(P0[:2], free=1, resumable=resumable) == [tuple(P0[:2])]
+    # A lone seed that began alone resumes alone, beside a group of the others.
+    assert launch_units(P0, free=2, resumable=[("ladder-mlp", (1338,))]) == [
+        mlp_1338,
+        (P0[0], P0[2]),
+    ]
+    # The same seeds kept twice (in two orders): the first listed, the newest, wins.
+    twice = [("ladder-mlp", (1338, 1337)), ("ladder-mlp", (1337, 1338))]
+    assert launch_units(P0, free=2, resumable=twice) == [(P0[1], P0[0]), (P0[2],)]
 
 
 def test_variant_names_with_dashes_and_digits_group_by_their_whole_name():

@@ -69,6 +69,17 @@ def test_a_sweep_needs_one_trial_and_a_seed_group_what_its_stages_add_up_to():
     assert limit.admit([TRAIN, TRAIN2]) == (TRAIN,)
 
 
+def test_a_group_resuming_its_training_starts_whole_or_not_at_all():
+    # Its first seed alone fits (40 s with its evaluation), both (80 s) do not; alone it
+    # would train from step 0 in another folder.
+    limit = _limit(70, {TRAIN: 30, EVAL: 10, TRAIN2: 30, EVAL2: 10})
+    assert limit.admit([TRAIN, TRAIN2], whole=True) == ()
+    assert limit.cost(EVAL) == 10  # nothing recorded as started (its evaluation would cost 0)
+    assert _limit(90, {TRAIN: 30, EVAL: 10, TRAIN2: 30, EVAL2: 10}).admit(
+        [TRAIN, TRAIN2], whole=True
+    ) == (TRAIN, TRAIN2)
+
+
 def test_the_limit_runs_out_with_the_clock_and_says_what_is_left():
     limit = _limit(0.2, {TRAIN: 30, EVAL: 30})
     assert not limit.reached and limit.left_s > 0

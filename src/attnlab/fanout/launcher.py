@@ -37,8 +37,10 @@ from attnlab.fanout.forecast import Forecast, clock
 from attnlab.fanout.plan import StagePlan
 from attnlab.fanout.resources import Resources
 from attnlab.fanout.restore import restore_outputs
-from attnlab.fanout.seed_groups import launch_units, runs_as_group
+from attnlab.fanout.resume_points import resumable_units
+from attnlab.fanout.seed_groups import launch_units, resumes_whole, runs_as_group
 from attnlab.fanout.time_limit import TimeLimit
+from attnlab.training.job import run_root_from_env
 
 POLL_S = 0.2
 LOCK_RETRIES = 20  # attempts of one stage that fail on a lock before it counts as failed
@@ -188,8 +190,12 @@ class FanOut:
             and (self.limit is None or self.limit.fits(name))
         ]
         free = self.resources.jobs - len(self._children())
-        for unit in launch_units(ready, free, self.seed_groups):
-            stages = unit if self.limit is None else self.limit.admit(unit)
+        if not ready or free <= 0:
+            return
+        resumable = resumable_units(run_root_from_env(self.environ))  # a few folders
+        for unit in launch_units(ready, free, self.seed_groups, resumable):
+            whole = resumes_whole(unit, resumable)
+            stages = unit if self.limit is None else self.limit.admit(unit, whole)
             if not stages:
                 continue
             busy = Counter(child.device for child in self._children() if child.device)

@@ -24,7 +24,7 @@ would find it recorded and absent.
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from attnlab.errors import AttnlabError
@@ -126,11 +126,12 @@ class TimeLimit:
         """Whether ``name`` completes a unit whose training finished: it runs past the limit."""
         return self._owed_to.get(name) in self._finished
 
-    def admit(self, stages: Iterable[str]) -> tuple[str, ...]:
+    def admit(self, stages: Sequence[str], whole: bool = False) -> tuple[str, ...]:
         """The longest prefix of one launch unit (one process) that fits; recorded as started.
 
         The stages of one seed group run one after the other in one process, so their
-        costs add up.
+        costs add up. A ``whole`` unit (training that resumes as it began) is admitted whole
+        or not at all.
         """
         kept: list[str] = []
         total = 0.0
@@ -139,6 +140,8 @@ class TimeLimit:
             if total > self.left_s and name not in self._admitted:
                 break
             kept.append(name)
+        if whole and len(kept) < len(stages):
+            return ()
         for name in kept:
             self._admitted.add(name)
             for companion in _companions(self.plan, name):
