@@ -84,6 +84,7 @@ def test_a_group_with_a_resume_point_starts_as_that_group_in_its_order_and_whole
     assert launch_units(P0, free=4, resumable=resumable) == [mlp_1339_1337, mlp_1338]
     assert resumes_whole(mlp_1339_1337, resumable)
     assert not resumes_whole(tuple(P0[:2]), resumable) and not resumes_whole(mlp_1338, resumable)
+    assert not resumes_whole(("sweep@dk",), resumable) and not resumes_whole(("charts",), resumable)
     # Only train stages resume; a group not all ready here is not formed.
     evaluations = [name.replace("train@", "evaluate@") for name in P0]
     assert launch_units(evaluations, free=1, resumable=resumable) == [tuple(evaluations)]

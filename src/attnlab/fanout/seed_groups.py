@@ -100,8 +100,9 @@ def resumes_whole(unit: Sequence[str], resumable: Resumable) -> bool:
     Such a unit starts whole or not at all: part of it would train from step 0.
     """
     train = TRAIN_STAGE.match(unit[0]) if unit else None
-    seeds = tuple(_seed(name) for name in unit)
-    return train is not None and (train["variant"], seeds) in resumable
+    if train is None:
+        return False
+    return (train["variant"], tuple(_seed(name) for name in unit)) in resumable
 
 
 def _seed(stage: str) -> int:
