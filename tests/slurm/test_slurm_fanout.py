@@ -109,12 +109,14 @@ def test_the_fan_out_on_slurm_records_what_the_local_fan_out_records(
 
 
 def _long_training(params: dict) -> None:
-    # 3000 steps of 8 x 32 tokens on one thread: about a minute on an idle core, a
+    # 3000 steps of 24 x 32 tokens on one thread: about a minute on an idle core (8 x 32
+    # took 22 s on a Zen 4 core, within the first warning: no requeue, a flaky test), a
     # checkpoint every 20 steps. A job's limit is 2 minutes and SLURM warns it 75 s before
     # (here some 15 s earlier still: its controller checks limits every 30 s), so every run
     # stops part-way until one finishes (more runs on a loaded machine, each continuing
     # where the last one stopped).
     params["budget"]["scale"] = 1.0
+    params["train"]["batch_size"] = 24
     params["model"]["block_size"] = 32
     params["runtime"]["checkpoint"]["every_n_train_steps"] = 20
     params["runtime"]["slurm"].update(max_time_minutes=2, signal_before_s=75)
