@@ -36,7 +36,7 @@ from typing import Any
 from attnlab.errors import AttnlabError
 from attnlab.fanout.dvc_graph import locked_repo
 from attnlab.fanout.lock_entries import write_lock_entries
-from attnlab.fanout.seed_groups import SEEDED_STAGE, TRAIN_STAGE
+from attnlab.fanout.seed_groups import SEEDED_STAGE, TRAIN_STAGE, stage_seed
 from attnlab.fanout.warm_commands import run_command
 
 
@@ -98,7 +98,7 @@ def _commands(stages: Sequence[Any]) -> list[tuple[str, list[Any]]]:
     """
     if not stages or TRAIN_STAGE.match(stages[0].addressing) is None:
         return [(stage.cmd, [stage]) for stage in stages]
-    seeds = [int(TRAIN_STAGE.match(s.addressing)["seed"]) for s in stages]  # type: ignore[index]
+    seeds = [stage_seed(stage.addressing) for stage in stages]
     return [(group_command([stage.cmd for stage in stages], seeds), list(stages))]
 
 

@@ -83,7 +83,7 @@ def _pieces(unit: list[str], resumable: Resumable) -> list[tuple[list[str], bool
     """
     if SEEDED_STAGE.match(unit[0]) is None:
         return [(unit, False)]
-    by_seed = {_seed(name): name for name in unit}
+    by_seed = {stage_seed(name): name for name in unit}
     pieces = []
     train = TRAIN_STAGE.match(unit[0])
     if train is not None:
@@ -102,10 +102,11 @@ def resumes_whole(unit: Sequence[str], resumable: Resumable) -> bool:
     train = TRAIN_STAGE.match(unit[0]) if unit else None
     if train is None:
         return False
-    return (train["variant"], tuple(_seed(name) for name in unit)) in resumable
+    return (train["variant"], tuple(stage_seed(name) for name in unit)) in resumable
 
 
-def _seed(stage: str) -> int:
+def stage_seed(stage: str) -> int:
+    """The seed of a seeded stage's name: ``train@depth-2-1339`` -> 1339."""
     return int(SEEDED_STAGE.match(stage)["seed"])  # type: ignore[index]
 
 
