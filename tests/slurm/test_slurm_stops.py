@@ -1,12 +1,10 @@
 """A failed SLURM job, and a Ctrl-C of the launcher: nothing recorded wrongly, no job left."""
 
 import signal
-import subprocess
-import time
 
 import pytest
 import yaml
-from slurm_helpers import attnlab_command
+from slurm_helpers import start_launcher, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -16,28 +14,10 @@ TRAINED = [
 ]
 
 
-def _launcher(project, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*attnlab_command(), "--executor", "slurm", *args],
-        cwd=project.root,
-        env=project.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
 def _changed(project) -> list[str]:
     """The paths `git status` lists (new, deleted, modified or untracked)."""
     status = project.run("git", "status", "--porcelain", "--untracked-files=all").stdout
     return [line[3:] for line in status.splitlines()]
-
-
-def _wait_for(condition, what: str, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def test_a_failed_job_is_reported_with_its_log_and_its_outputs_are_put_back(slurm_project, cluster):
@@ -53,7 +33,7 @@ def test_a_failed_job_is_reported_with_its_log_and_its_outputs_are_put_back(slur
         "raise SystemExit(3)\n"
     )
     project.run("git", "commit", "-qam", "a tokenize stage that fails")
-    launcher = _launcher(project, "tokenize")
+    launcher = start_launcher(project, "tokenize")
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode == 1, out
     assert "tokenize: FAILED (exit 255), log: " in out, out  # DVC's status, as a local child's
@@ -76,8 +56,8 @@ def test_ctrl_c_cancels_queued_jobs_stops_running_ones_and_records_nothing(slurm
     lock_before = (project.root / "dvc.lock").read_bytes()
     checkpoints = project.root.parent / "runs" / "checkpoints"
     # Four jobs on two CPUs: two train while two wait in the queue.
-    launcher = _launcher(project, "--no-seed-groups", "--jobs", "4", *TRAINED)
-    _wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, "two checkpoints")
+    launcher = start_launcher(project, "--no-seed-groups", "--jobs", "4", *TRAINED)
+    wait_for(lambda: len(list(checkpoints.glob("*/last.ckpt"))) == 2, "two checkpoints")
     states = sorted(line.split()[1] for line in cluster.squeue())
     assert states == ["PENDING", "PENDING", "RUNNING", "RUNNING"], states
     launcher.send_signal(signal.SIGINT)
