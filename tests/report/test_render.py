@@ -8,7 +8,10 @@ import re
 import shutil
 from html.parser import HTMLParser
 
+import matplotlib
+import optuna
 import pytest
+from matplotlib import pyplot as plt
 from report_fabricate import SEEDS, VARIANTS, inputs, stamped, write_run
 
 from attnlab.catalogue import experiments
@@ -136,6 +139,18 @@ def test_rendering_is_deterministic(full, full_run):
     again = report_of(inputs(full_run))
     assert again.index_html == full.index_html
     assert again.markdown == full.markdown and again.demo_html == full.demo_html
+
+
+def test_rendering_is_the_same_after_optuna_drew_in_the_process(full, full_run):
+    # Optuna's plots switch the whole process to ggplot's style and leave it so.
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda trial: trial.suggest_float("x", 0.0, 1.0), n_trials=3)
+    with matplotlib.rc_context():  # the style Optuna sets ends with this test
+        optuna.visualization.matplotlib.plot_optimization_history(study)
+        plt.close("all")
+        assert matplotlib.rcParams["axes.facecolor"] != "white"  # ggplot's grey
+        again = report_of(inputs(full_run))
+    assert again.index_html == full.index_html
 
 
 def test_the_demo_embeds_the_maps_as_data_that_cannot_close_its_script(tmp_path):

@@ -19,6 +19,7 @@ from typing import Any
 from attnlab.catalogue import Experiment
 from attnlab.report.aggregates import aggregates
 from attnlab.report.demo import demo_payload, render_demo
+from attnlab.report.figures import matplotlib_defaults
 from attnlab.report.headline import headline
 from attnlab.report.inputs import Results
 from attnlab.report.record_state import record_state
@@ -65,7 +66,8 @@ def build_report(
             that have no current record (:func:`~attnlab.report.headline.headline`).
     """
     verdicts = decisions.verdicts
-    sections = build_sections(results, decisions, entries)
+    with matplotlib_defaults():
+        sections = build_sections(results, decisions, entries)
     tables = robustness_tables(decisions.robustness, entries)
     state = record_state(results, verdicts, code)
     rendered = (sections, verdicts, results.problems, tables, results.stale, state)

@@ -17,9 +17,11 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import matplotlib
+import matplotlib.style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, NullLocator
@@ -32,6 +34,16 @@ matplotlib.use("Agg")
 MAX_POINTS = 300  # a curve is drawn as at most this many bucket means
 DPI = 110  # the page shows figures at about their natural size; this keeps text sharp
 PALETTE_COLOURS = 256
+
+
+def matplotlib_defaults() -> AbstractContextManager:
+    """The style matplotlib ships for the figures drawn inside, whatever the process set.
+
+    Optuna's plots set a style for the whole process (``plt.style.use("ggplot")``) and
+    leave it: a report drawn after them in the same process would differ from one drawn
+    alone, and from the committed page.
+    """
+    return matplotlib.style.context("default")
 
 
 def palette_png(png: bytes) -> bytes:
