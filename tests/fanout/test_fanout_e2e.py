@@ -291,9 +291,14 @@ def _entries(root: Path, stages: list[str]) -> tuple[dict, dict]:
 def test_seeds_stopped_alone_resume_alone_where_they_would_otherwise_group(project, tmp_path):
     # Two places: the two seeds start alone. One place: new, they would train as one
     # group, which has its own resume folder: each must resume its own state instead.
-    seeds = GROUP_SEEDS[:2]
-    project.edit_params(lambda params: params.update(seeds=list(seeds)))
-    project.edit_params(_long_run)
+    seeds, steps = GROUP_SEEDS[:2], 1500
+
+    def two_seeds_half_as_long(params: dict) -> None:
+        _long_run(params)
+        params["seeds"] = list(seeds)
+        params["budget"]["scale"] = 0.5  # the rerun trains the two one after the other
+
+    project.edit_params(two_seeds_half_as_long)
     checkpoints = tmp_path / "runs" / "checkpoints"
     _stop_at_two_checkpoints(project, checkpoints, "--jobs", "2", *_train_stages(seeds))
     saved = {
@@ -302,7 +307,7 @@ def test_seeds_stopped_alone_resume_alone_where_they_would_otherwise_group(proje
         ]
         for path in checkpoints.glob("*/last.ckpt")
     }
-    assert set(saved) == set(seeds) and all(0 < step < 3000 for step in saved.values())
+    assert set(saved) == set(seeds) and all(0 < step < steps for step in saved.values())
 
     out = _fan_out(project, "--jobs", "1", *_train_stages(seeds[::-1]))
     assert out.count(": ran in ") == 2 and "other seed(s)" not in out, out
@@ -310,7 +315,7 @@ def test_seeds_stopped_alone_resume_alone_where_they_would_otherwise_group(proje
         metrics = json.loads(
             (project.root / f"reports/metrics/ladder-mlp/seed-{seed}/train.json").read_text()
         )
-        assert metrics["resumed_from_step"] == step and metrics["steps"] == 3000
+        assert metrics["resumed_from_step"] == step and metrics["steps"] == steps
 
 
 def test_a_seed_group_records_what_serial_stages_record_and_a_new_seed_trains_alone(project):
