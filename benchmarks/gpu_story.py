@@ -207,10 +207,16 @@ def overrides(args: argparse.Namespace, root: Path) -> list[str]:
         seeds = seeds[:1]
     # extra_seeds adds seeds to a few rows; those the run trains everywhere leave it, and
     # a dry run adds none (an extra seed that is also in seeds is refused).
-    extra = [] if args.dry_run else [s for s in listed["extra_seeds"]["seeds"] if s not in seeds]
+    extra = {
+        key: [] if args.dry_run else [s for s in listed["extra_seeds"][key] if s not in seeds]
+        for key in ("seeds", "winograd_seeds")
+    }
     changes = [
         f"seeds.yaml:seeds=[{','.join(map(str, seeds))}]",
-        f"seeds.yaml:extra_seeds.seeds=[{','.join(map(str, extra))}]",
+        *(
+            f"seeds.yaml:extra_seeds.{key}=[{','.join(map(str, kept))}]"
+            for key, kept in extra.items()
+        ),
         f"budget.scale={args.budget_scale}",
         f"trainer.accelerator={args.accelerator}",
     ]

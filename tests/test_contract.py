@@ -104,18 +104,20 @@ def _definition(stage, variant: str, seed: int) -> tuple:
 
 def test_an_extra_seeds_stage_is_its_familys_stage_under_the_extra_seeds():
     # dvc.yaml's train-extra (and the rest) are its train (...) stage by a YAML merge: the
-    # same command, deps, params and outs, over params extra_seeds' variants and seeds.
+    # same command, deps, params and outs, over params extra_seeds' variants and seeds
+    # (the Winograd models': its winograd_variants and winograd_seeds).
     params = load_params(ROOT / "params.yaml")
     by_name = {stage.addressing: stage for stage in _stages()}
     extra = params.extra_seeds
-    assert extra.seeds and extra.variants and extra.winograd_variants
-    families = {"train": extra.variants, "evaluate": extra.variants,
-                "winograd-train": extra.winograd_variants,
-                "winograd-score": extra.winograd_variants}  # fmt: skip
-    for family, variants in families.items():
+    assert extra.seeds and extra.variants and extra.winograd_seeds and extra.winograd_variants
+    families = {"train": (extra.variants, extra.seeds),
+                "evaluate": (extra.variants, extra.seeds),
+                "winograd-train": (extra.winograd_variants, extra.winograd_seeds),
+                "winograd-score": (extra.winograd_variants, extra.winograd_seeds)}  # fmt: skip
+    for family, (variants, seeds) in families.items():
         found = {name for name in by_name if name.startswith(f"{family}{EXTRA}@")}
-        assert found == {f"{family}{EXTRA}@{v}-{s}" for v in variants for s in extra.seeds}
-        variant, first, seed = variants[0], params.seeds[0], extra.seeds[0]
+        assert found == {f"{family}{EXTRA}@{v}-{s}" for v in variants for s in seeds}
+        variant, first, seed = variants[0], params.seeds[0], seeds[0]
         main = _definition(by_name[f"{family}@{variant}-{first}"], variant, first)
         assert _definition(by_name[f"{family}{EXTRA}@{variant}-{seed}"], variant, seed) == main
 

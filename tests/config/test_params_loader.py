@@ -100,6 +100,16 @@ def test_the_real_params_file_loads_and_resolves_every_variant():
             "extra_seeds.seeds: 1340 is listed twice",
         ),
         (
+            lambda p: p["extra_seeds"]["winograd_seeds"].append(p["seeds"][1]),
+            "extra_seeds.winograd_seeds: 1338 is one of seeds already",
+        ),
+        (
+            lambda p: p["extra_seeds"]["winograd_seeds"].append(
+                p["extra_seeds"]["winograd_seeds"][0]
+            ),
+            "extra_seeds.winograd_seeds: 1340 is listed twice",
+        ),
+        (
             lambda p: p["extra_seeds"]["variants"].append("depth-1"),
             "extra_seeds.variants: depth-1 is not one of variants",  # an alias: no stages
         ),
@@ -119,8 +129,18 @@ def test_a_variant_listed_in_extra_seeds_runs_under_both_lists_of_seeds():
     assert other not in params.extra_seeds.variants
     assert params.seeds_of(listed) == [*params.seeds, *params.extra_seeds.seeds]
     assert params.seeds_of(other) == params.seeds
+
+
+def test_a_winograd_model_runs_under_the_winograd_seeds_only():
+    def winograd_seeds_of_their_own(p: dict) -> None:
+        p["extra_seeds"]["winograd_seeds"] = [1350, 1351]
+
+    params = parse_params(_with(winograd_seeds_of_their_own))
     winograd = params.extra_seeds.winograd_variants[0]
-    assert params.seeds_of(winograd) == [*params.seeds, *params.extra_seeds.seeds]
+    assert params.seeds_of(winograd) == [*params.seeds, 1350, 1351]
+    language_model = params.extra_seeds.variants[0]
+    assert params.seeds_of(language_model) == [*params.seeds, *params.extra_seeds.seeds]
+    assert 1350 not in params.extra_seeds.seeds
 
 
 def test_every_bad_key_is_reported_at_once():

@@ -2,11 +2,13 @@
 
 Three seeds leave some claims undecided (docs/catalogue.md, Seeds). Where a claim's rows
 are cheap, ``extra_seeds`` trains them under more seeds without training the whole
-catalogue again: each variant it lists (of ``variants`` or ``winograd.variants``) also
-runs under each of its seeds, as the stages ``train-extra@<variant>-<seed>``,
-``evaluate-extra@...``, ``winograd-train-extra@...`` and ``winograd-score-extra@...``,
-which are dvc.yaml's ``train`` (and so on) stages over these seeds. Their outputs sit
-where any run's do, so the report reads a row's runs under all its seeds alike.
+catalogue again: each of P0's variants it lists (``variants``) also runs under each of its
+``seeds``, as the stages ``train-extra@<variant>-<seed>`` and ``evaluate-extra@...``, and
+each Winograd model it lists (``winograd_variants``) under each of its ``winograd_seeds``,
+as ``winograd-train-extra@...`` and ``winograd-score-extra@...``: dvc.yaml's ``train``
+(and so on) stages over these seeds. The Winograd models have a list of their own, as
+one trains in under a minute, about a hundredth of a language model's run. Their outputs
+sit where any run's do, so the report reads a row's runs under all its seeds alike.
 """
 
 from pydantic import field_validator
@@ -18,13 +20,14 @@ EXTRA = "-extra"  # what a family's stage name gains for a seed of extra_seeds
 
 
 class ExtraSeedsParams(Section):
-    """``seeds``, and the variants (of P0's and the Winograd task's) that run under them."""
+    """The seeds a few of P0's ``variants`` also run under, and those of the Winograd task."""
 
     seeds: list[Seed]
     variants: list[str]
+    winograd_seeds: list[Seed]
     winograd_variants: list[str]
 
-    @field_validator("seeds", "variants", "winograd_variants")
+    @field_validator("seeds", "variants", "winograd_seeds", "winograd_variants")
     @classmethod
     def _nothing_twice(cls, values: list) -> list:
         repeated = sorted({str(v) for v in values if values.count(v) > 1})
@@ -32,9 +35,11 @@ class ExtraSeedsParams(Section):
             raise ValueError(f"{repeated[0]} is listed twice")
         return values
 
-    def adds(self, variant: str) -> bool:
-        """Whether ``variant`` runs under these seeds too."""
-        return variant in self.variants or variant in self.winograd_variants
+    def seeds_of(self, variant: str) -> list[int]:
+        """The seeds ``variant`` runs under besides params ``seeds``: none if it is not listed."""
+        if variant in self.variants:
+            return self.seeds
+        return self.winograd_seeds if variant in self.winograd_variants else []
 
 
 def check_extra_seeds(
@@ -48,9 +53,10 @@ def check_extra_seeds(
     Raises:
         ValueError: naming ``extra_seeds.<key>`` and what is wrong.
     """
-    shared = sorted(set(extra.seeds) & set(seeds))
-    if shared:
-        raise ValueError(f"extra_seeds.seeds: {shared[0]} is one of seeds already")
+    for key in ("seeds", "winograd_seeds"):
+        shared = sorted(set(getattr(extra, key)) & set(seeds))
+        if shared:
+            raise ValueError(f"extra_seeds.{key}: {shared[0]} is one of seeds already")
     for key, known, where in (
         ("variants", variants, "variants"),
         ("winograd_variants", winograd, "winograd.variants"),

@@ -100,9 +100,8 @@ class Params(Section):
         return self
 
     def seeds_of(self, variant: str) -> list[int]:
-        """The seeds ``variant`` runs under: ``seeds``, then ``extra_seeds`` if it is listed."""
-        extra = self.extra_seeds.seeds if self.extra_seeds.adds(variant) else []
-        return [*self.seeds, *extra]
+        """The seeds ``variant`` runs under: ``seeds``, then those ``extra_seeds`` adds."""
+        return [*self.seeds, *self.extra_seeds.seeds_of(variant)]
 
     @model_validator(mode="after")
     def _check_protocols(self) -> "Params":
