@@ -20,10 +20,24 @@ from attnlab.training.tracking import run_location
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _train_json(root: Path, variant: str, seed: int, wall_s: float, device: str) -> None:
+def _train_json(
+    root: Path,
+    variant: str,
+    seed: int,
+    wall_s: float,
+    device: str = "cpu",
+    kernels: str = "mkl-default",
+    resumed_from_step: int = 0,
+) -> None:
     path = root / "reports/metrics" / variant / f"seed-{seed}" / "train.json"
     path.parent.mkdir(parents=True)
-    record = {"wall_s": wall_s, "steps": 100, "resumed_from_step": 0, "device": device}
+    record = {
+        "wall_s": wall_s,
+        "steps": 100,
+        "resumed_from_step": resumed_from_step,
+        "device": device,
+        "kernels": {"step": "eager", "fp32_matmul": kernels},
+    }
     path.write_text(json.dumps(record))
 
 
@@ -41,6 +55,39 @@ def test_a_training_costs_its_recorded_step_time_on_this_kind_of_device_times_it
     assert gpu.of("train@ladder-mlp-1337") == pytest.approx(0.05 * steps + FIXED_S)
     assert "ladder-average" in cpu.unrecorded
     assert cpu.of("report") == FIXED_S  # a stage that trains nothing: its process alone
+
+
+def test_a_step_is_priced_by_runs_on_this_machine_s_kernels_and_trained_from_step_0(tmp_path):
+    params = load_params(ROOT / "params.yaml")
+    steps = TrainJob.from_params(params, "ladder-mlp", 1337).steps
+    _train_json(tmp_path, "ladder-mlp", 1337, 100.0, kernels="mkl-avx512")  # 1 s a step
+    _train_json(tmp_path, "ladder-mlp", 1338, 300.0)  # 3 s a step on the AVX2 kernels
+    _train_json(tmp_path, "ladder-mlp", 1339, 90.0, resumed_from_step=90)  # 9 s: a restart
+    here = catalogue_costs(params, RecordedCosts(tmp_path, "cpu", "mkl-default"))
+    assert here.of("train@ladder-mlp-1337") == pytest.approx(3.0 * steps + FIXED_S)
+    assert here.other_kernels == []
+    avx512 = catalogue_costs(params, RecordedCosts(tmp_path, "cpu", "mkl-avx512"))
+    assert avx512.of("train@ladder-mlp-1337") == pytest.approx(1.0 * steps + FIXED_S)
+    # No run on this machine's kernels: the others price it, and the forecast says so.
+    only = catalogue_costs(params, RecordedCosts(tmp_path, "cpu", "no-mkl"))
+    assert only.of("train@ladder-mlp-1337") == pytest.approx(2.0 * steps + FIXED_S)
+    assert only.other_kernels == ["ladder-mlp"]
+
+
+def test_a_variant_never_recorded_borrows_its_twin_s_step_and_a_stopped_run_costs_its_rest(
+    tmp_path,
+):
+    _train_json(tmp_path, "dk-1024-scaled", 1337, 200.0)  # 2 s a step
+    params = load_params(ROOT / "params.yaml")
+    steps = TrainJob.from_params(params, "dk-1024-scaled-lr3e-3", 1337).steps
+    done = {("dk-1024-scaled-lr3e-3", 1338): steps // 4}
+    costs = catalogue_costs(params, RecordedCosts(tmp_path, "cpu"), done)
+    # Its twin trains the same model on the same batches, at another learning rate.
+    assert costs.borrowed["dk-1024-scaled-lr3e-3"] == "dk-1024-scaled"
+    assert costs.of("train@dk-1024-scaled-lr3e-3-1337") == pytest.approx(2.0 * steps + FIXED_S)
+    rest = steps - steps // 4
+    assert costs.of("train@dk-1024-scaled-lr3e-3-1338") == pytest.approx(2.0 * rest + FIXED_S)
+    assert "dk-1024-unscaled-lr3e-3" in costs.unrecorded  # its twin is not recorded either
 
 
 def test_the_schedule_respects_waits_and_the_time_left_shrinks_as_stages_run():

@@ -3,7 +3,8 @@
 import os
 from types import SimpleNamespace
 
-from attnlab.fanout.resume_points import resumable_units
+from attnlab.fanout.resume_points import resumable_units, resume_steps
+from attnlab.training.checkpoints import AtomicCheckpointIO
 from attnlab.training.job import checkpoint_dir
 
 
@@ -34,3 +35,16 @@ def test_a_folder_without_its_state_or_no_run_root_yet_has_nothing_to_resume(tmp
     assert resumable_units(tmp_path) == []
     (_state(tmp_path, "depth-2", 1337, (1337, 1338)) / "last.ckpt").unlink()
     assert resumable_units(tmp_path) == []
+
+
+def test_each_seed_s_steps_done_are_its_newest_resume_point_s_and_a_corrupt_one_counts_none(
+    tmp_path,
+):
+    group = _state(tmp_path, "depth-2", 1337, (1337, 1338), mtime=200)
+    AtomicCheckpointIO().save_checkpoint({"global_step": 120}, group / "last.ckpt")
+    os.utime(group / "last.ckpt", (200, 200))
+    older = _state(tmp_path, "depth-2", 1338, digest="ca587955213c4097", mtime=100)
+    AtomicCheckpointIO().save_checkpoint({"global_step": 40}, older / "last.ckpt")
+    os.utime(older / "last.ckpt", (100, 100))
+    _state(tmp_path, "dk-128-scaled", 1340)  # b"state": no checkpoint header
+    assert resume_steps(tmp_path) == {("depth-2", 1337): 120, ("depth-2", 1338): 120}

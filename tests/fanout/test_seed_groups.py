@@ -99,6 +99,18 @@ def test_a_group_with_a_resume_point_starts_as_that_group_in_its_order_and_whole
     assert launch_units(P0, free=2, resumable=twice) == [(P0[1], P0[0]), (P0[2],)]
 
 
+def test_work_stopped_part_way_starts_before_new_work_whatever_the_plan_order():
+    # The plan lists ladder-mlp first; norm-pre's group was stopped by a time limit.
+    norm_pre = ["train@norm-pre-1337", "train@norm-pre-1338"]
+    resumable = [("norm-pre", (1337, 1338))]
+    assert launch_units(P0 + norm_pre, free=1, resumable=resumable) == [tuple(norm_pre)]
+    assert launch_units(P0 + norm_pre, free=2, resumable=resumable) == [
+        tuple(norm_pre),
+        tuple(P0),
+    ]
+    assert launch_units(P0 + norm_pre, free=1) == [tuple(P0)]  # nothing stopped: plan order
+
+
 def test_variant_names_with_dashes_and_digits_group_by_their_whole_name():
     ready = ["train@dk-128-scaled-1337", "train@dk-128-unscaled-1337", "train@dk-128-scaled-1338"]
     assert launch_units(ready, free=2) == [

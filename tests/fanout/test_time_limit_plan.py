@@ -1,12 +1,15 @@
 """What a time limit lets start, from predicted costs; why stale stages are stale (pure)."""
 
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from attnlab.errors import AttnlabError
 from attnlab.fanout.forecast import Forecast
+from attnlab.fanout.launcher import FanOut, FanOutResult
 from attnlab.fanout.plan import StagePlan, prune
+from attnlab.fanout.resources import Resources
 from attnlab.fanout.stale import reasons, summary_lines
 from attnlab.fanout.time_limit import TimeLimit, parse_duration
 
@@ -78,6 +81,40 @@ def test_a_group_resuming_its_training_starts_whole_or_not_at_all():
     assert _limit(90, {TRAIN: 30, EVAL: 10, TRAIN2: 30, EVAL2: 10}).admit(
         [TRAIN, TRAIN2], whole=True
     ) == (TRAIN, TRAIN2)
+
+
+def test_work_stopped_part_way_that_cannot_finish_in_time_leaves_its_place_to_what_can(
+    tmp_path,
+):
+    # norm-pre's group was stopped part-way: it starts first, whole, when it fits ...
+    (tmp_path / "checkpoints/norm-pre-seeds-1337-1338-0123456789abcdef").mkdir(parents=True)
+    (tmp_path / "checkpoints/norm-pre-seeds-1337-1338-0123456789abcdef/last.ckpt").touch()
+    group = ("train@norm-pre-1337", "train@norm-pre-1338")
+    costs = {group[0]: 40.0, group[1]: 40.0, "train@ladder-mlp-1337": 30.0}
+    plan = StagePlan(("train@ladder-mlp-1337", *group))
+
+    def first_started(seconds: float) -> tuple[str, ...]:
+        started: list[tuple[str, ...]] = []
+
+        def start(stages, *args):
+            started.append(stages)
+            return SimpleNamespace(stages=stages, device=None)
+
+        forecast = Forecast(costs, plan.needs, 1, "")
+        fan_out = FanOut(
+            tmp_path,
+            plan,
+            Resources(jobs=1, threads=1),
+            {"ATTNLAB_RUN_ROOT": str(tmp_path)},
+            start=start,
+            limit=TimeLimit(seconds, forecast, plan),
+        )
+        fan_out._start_ready(FanOutResult())
+        return started[0]
+
+    assert first_started(100) == group
+    # ... and gives its place to new work that fits, when it does not (each seed alone would).
+    assert first_started(60) == ("train@ladder-mlp-1337",)
 
 
 def test_the_limit_runs_out_with_the_clock_and_says_what_is_left():

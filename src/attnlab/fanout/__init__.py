@@ -50,10 +50,13 @@ from attnlab.fanout.resources import (
     usable_cores,
     visible_devices,
 )
+from attnlab.fanout.resume_points import resume_steps
+from attnlab.fanout.seed_groups import SEEDED_STAGE
 from attnlab.fanout.slurm import SlurmExecutor, settings_of
 from attnlab.fanout.stale import stale_summary
 from attnlab.fanout.time_limit import TimeLimit, parse_duration
 from attnlab.fanout.wandb_runs import offline_runs, sync_line
+from attnlab.training.job import run_root_from_env
 
 Executor = Literal["local", "slurm"]
 SLURM_JOBS = 500  # jobs in the queue at once by default: the scheduler decides what runs
@@ -163,7 +166,9 @@ def repro(
             on_gpu = bool(resources.devices) or bool(slurm and slurm.settings.gres)
             if not on_gpu:
                 print(mkl_avx512.describe(), file=out)  # the stages' fp32 kernels, said once
-            predicted = _forecast(root, plan, resources, on_gpu, out, show_longest=not asking)
+            predicted = _forecast(
+                root, plan, resources, on_gpu, run_root_from_env(environ), out, not asking
+            )
             if slurm is not None:
                 slurm.forecast = predicted  # each job's --time
             limit = None
@@ -268,19 +273,33 @@ def _forecast(
     plan: StagePlan,
     resources: Resources,
     on_gpu: bool,
+    run_root: Path,
     out: TextIO,
     show_longest: bool = True,
 ) -> Forecast | None:
-    """The plan's forecast from the record, announced; its stages listed when it is long."""
+    """The plan's forecast from the record, announced; its stages listed when it is long.
+
+    Trainings stopped part-way in ``run_root`` cost their steps left.
+    """
     if not plan.order:
         return None
     from attnlab.config import load_params
 
     kind = "cuda" if on_gpu else "cpu"
-    costs = catalogue_costs(load_params(root / "params.yaml"), RecordedCosts(root, kind))
+    kernels = None if on_gpu else mkl_avx512.fp32_matmul_path()
+    record = RecordedCosts(root, kind, kernels)
+    costs = catalogue_costs(load_params(root / "params.yaml"), record, resume_steps(run_root))
     predicted = forecast(costs, plan.order, plan.needs, resources.jobs, on_gpu)
     wall = predicted.wall_s
     print(f"predicted: {clock(wall)} on this machine (from {predicted.basis})", file=out)
+    planned = {m["variant"] for name in plan.order if (m := SEEDED_STAGE.match(name))}
+    if other := sorted(planned & set(costs.other_kernels)):
+        print(
+            f"  {len(other)} planned variant(s) not recorded on this machine's fp32 kernels "
+            f"({kernels}) yet, so their times may be off: {', '.join(other[:3])}"
+            + (f" and {len(other) - 3} more" if len(other) > 3 else ""),
+            file=out,
+        )
     if wall > LONG_S and show_longest:
         print(f"the longest of the {len(plan.order)} planned stages:", file=out)
         for line in predicted.plan_lines():

@@ -16,13 +16,23 @@ their costs come from the record's own files under ``reports/``:
 - a fixed cost per stage process (start-up, DVC's checks and hashing), for these and for
   the stages that train nothing (probes, cost, Winograd scoring and maps, the report).
 
-A variant whose runs were recorded only on another kind of device borrows that kind's
-step time (a GPU run predicts a CPU one too short, a CPU run a GPU one too long); one with
-no record at all costs the fixed cost and is named in :attr:`StageCosts.unrecorded`.
+Which of a variant's runs price its step, best first: those on this kind of device and with
+this machine's fp32 kernels (a run on oneMKL's AVX-512 kernels steps faster than one on its
+AVX2 kernels, which the matrix-product calibration of :mod:`~attnlab.fanout.forecast` does
+not see), then those on this kind of device, then any; within each, runs trained from step
+0 before resumed ones (a resume's start-up falls on its few steps). A variant priced from
+runs on other (or unnamed) kernels is named in :attr:`StageCosts.other_kernels`. A variant never
+recorded borrows the step time of a recorded variant of the same model and batch (E09's
+``*-lr3e-3`` rows differ from theirs only in the learning rate); one with no such twin
+costs the fixed cost and is named in :attr:`StageCosts.unrecorded`.
+
+A training stopped part-way costs only its steps left (``done``: the steps its resume point
+holds, :func:`~attnlab.fanout.resume_points.resume_steps`).
 """
 
 import json
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,39 +61,65 @@ class RecordedCosts:
     Attributes:
         root: The project whose ``reports/`` holds the record.
         kind: The device kind the prediction is for (``cpu`` or ``cuda``).
+        kernels: This machine's fp32 kernels (:func:`attnlab.mkl_avx512.fp32_matmul_path`);
+            None: any run's kernels serve.
     """
 
     root: Path
     kind: str = "cpu"
+    kernels: str | None = None
 
     def step_seconds(self, variant: str) -> float | None:
         """The median seconds per training step of ``variant`` (None: never recorded)."""
-        return self._per_step(
-            sorted((self.root / paths.METRICS / variant).glob("seed-*/train.json"))
-        )
+        return _per_step(self._priced(self._train_files(variant)))
 
     def winograd_step_seconds(self, variant: str) -> float | None:
         """The median seconds per step of Winograd ``variant`` (None: never recorded)."""
-        folder = self.root / paths.WINOGRAD_METRICS / "train" / variant
-        return self._per_step(sorted(folder.glob("seed-*.json")))
+        return _per_step(self._priced(self._winograd_files(variant)))
 
-    def _per_step(self, files: list[Path]) -> float | None:
-        runs = _records(files)
-        same = [r for r in runs if device_kind(r.get("device", "cpu")) == self.kind] or runs
-        steps = [
-            (
-                r["wall_s"] / len(r.get("group_seeds", [0])),
-                r["steps"] - r.get("resumed_from_step", 0),
-            )
-            for r in same
-        ]
-        per_step = [wall / ran for wall, ran in steps if ran > 0]
-        return statistics.median(per_step) if per_step else None
+    def on_other_kernels(self, variant: str) -> bool:
+        """Whether ``variant``'s step time comes from runs not known to be on our kernels."""
+        runs = self._priced(self._train_files(variant))
+        return self.kernels is not None and any(_kernels(r) != self.kernels for r in runs)
 
     def evaluation_seconds(self, variant: str) -> float:
         """The median evaluation wall time of ``variant`` (0 when none is recorded)."""
         runs = _records(sorted((self.root / paths.METRICS / variant).glob("seed-*/eval.json")))
         return statistics.median(r.get("wall_s", 0.0) for r in runs) if runs else 0.0
+
+    def _train_files(self, variant: str) -> list[Path]:
+        return sorted((self.root / paths.METRICS / variant).glob("seed-*/train.json"))
+
+    def _winograd_files(self, variant: str) -> list[Path]:
+        folder = self.root / paths.WINOGRAD_METRICS / "train" / variant
+        return sorted(folder.glob("seed-*.json"))
+
+    def _priced(self, files: list[Path]) -> list[dict]:
+        """The runs that price a step: the first non-empty class, best first (module doc)."""
+        runs = _records(files)
+        kind = [r for r in runs if device_kind(r.get("device", "cpu")) == self.kind]
+        ours = [r for r in kind if self.kernels is None or _kernels(r) == self.kernels]
+        for candidates in (ours, kind, runs):
+            if candidates:
+                whole = [r for r in candidates if not r.get("resumed_from_step")]
+                return whole or candidates
+        return []
+
+
+def _kernels(run: dict) -> str | None:
+    """The fp32 kernels a run trained on (None: recorded before runs named them)."""
+    kernels = run.get("kernels")
+    return kernels.get("fp32_matmul") if isinstance(kernels, dict) else None
+
+
+def _per_step(runs: list[dict]) -> float | None:
+    """The median seconds per step of ``runs``; a grouped run counts its share of the group."""
+    per_step = [
+        r["wall_s"] / len(r.get("group_seeds") or [0]) / ran
+        for r in runs
+        if (ran := r["steps"] - r.get("resumed_from_step", 0)) > 0
+    ]
+    return statistics.median(per_step) if per_step else None
 
 
 @dataclass
@@ -94,11 +130,16 @@ class StageCosts:
         seconds: Stage name (DVC addressing) -> predicted seconds on the record's machine.
         reads: Stage name -> the stages whose outputs it reads (for scheduling).
         unrecorded: What the record has no cost for (costed at :data:`FIXED_S`).
+        borrowed: Variant never recorded -> the recorded twin whose step time it takes.
+        other_kernels: Variants priced from runs not known to be on this machine's fp32
+            kernels (other kernels, or recorded before runs named theirs).
     """
 
     seconds: dict[str, float] = field(default_factory=dict)
     reads: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unrecorded: list[str] = field(default_factory=list)
+    borrowed: dict[str, str] = field(default_factory=dict)
+    other_kernels: list[str] = field(default_factory=list)
 
     def add(self, name: str, seconds: float, reads: tuple[str, ...] = ()) -> None:
         """Cost ``name`` at ``seconds`` plus the fixed cost of its process."""
@@ -110,20 +151,35 @@ class StageCosts:
         return self.seconds.get(name, FIXED_S)
 
 
-def catalogue_costs(params: Params, record: RecordedCosts) -> StageCosts:
-    """Every trained stage of the catalogue with its predicted seconds, from ``record``."""
+Done = Mapping[tuple[str, int], int]  # (variant, seed) -> steps its resume point holds
+
+
+def catalogue_costs(params: Params, record: RecordedCosts, done: Done | None = None) -> StageCosts:
+    """Every trained stage of the catalogue with its predicted seconds, from ``record``.
+
+    Args:
+        params: The validated params.
+        record: The record's measured costs.
+        done: Steps already trained by runs stopped part-way; they cost only the rest.
+    """
+    done = done or {}
     costs = StageCosts()
     for name in params.variants:
-        per_step = record.step_seconds(name)
-        if per_step is None:
+        source = _priced_as(params, record, name)
+        if source is None:
             costs.unrecorded.append(name)
             continue
+        if source != name:
+            costs.borrowed[name] = source
+        if record.on_other_kernels(source):
+            costs.other_kernels.append(name)
+        per_step = record.step_seconds(source) or 0.0
         for seed in params.seeds_of(name):
             steps = TrainJob.from_params(params, name, seed).steps
             train = seeded_stage("train", name, seed, params.seeds)
-            costs.add(train, per_step * steps)
+            costs.add(train, per_step * max(0, steps - done.get((name, seed), 0)))
             evaluate = seeded_stage("evaluate", name, seed, params.seeds)
-            costs.add(evaluate, record.evaluation_seconds(name), (train,))
+            costs.add(evaluate, record.evaluation_seconds(source), (train,))
     for name in params.winograd.variants:
         per_step = record.winograd_step_seconds(name)
         if per_step is None:
@@ -132,17 +188,40 @@ def catalogue_costs(params: Params, record: RecordedCosts) -> StageCosts:
         for seed in params.seeds_of(name):
             steps = TrainJob.from_variant(params, params.winograd.variant(name), seed).steps
             train = seeded_stage("winograd-train", name, seed, params.seeds)
-            costs.add(train, per_step * steps)
+            costs.add(train, per_step * max(0, steps - done.get((name, seed), 0)))
             costs.add(seeded_stage("winograd-score", name, seed, params.seeds), 0.0, (train,))
     for study_name, study in params.sweeps.studies.items():
-        per_step = record.step_seconds(study.variant)
-        if per_step is None:
+        source = _priced_as(params, record, study.variant)
+        if source is None:
             costs.unrecorded.append(f"sweep {study_name} ({study.variant})")
             continue
+        per_step = record.step_seconds(source) or 0.0
         full = TrainJob.from_params(params, study.variant).steps
         trial_steps = max(1, round(full * study.budget))
         costs.add(f"sweep@{study_name}", study.trials * trial_steps * per_step)
         for seed in params.seeds:
-            check = per_step * full + record.evaluation_seconds(study.variant)
+            check = per_step * full + record.evaluation_seconds(source)
             costs.add(f"sweep-check@{study_name}-{seed}", check, (f"sweep@{study_name}",))
     return costs
+
+
+def _priced_as(params: Params, record: RecordedCosts, name: str) -> str | None:
+    """The variant whose runs price ``name``'s step: itself, else a recorded twin (or None).
+
+    A twin trains the same model on batches of the same size, so its steps take as long.
+    """
+    if record.step_seconds(name) is not None:
+        return name
+
+    def shape(variant: str) -> tuple:
+        resolved = params.variant(variant)
+        return resolved.model, resolved.train.batch_size
+
+    return next(
+        (
+            other
+            for other in params.variants
+            if shape(other) == shape(name) and record.step_seconds(other) is not None
+        ),
+        None,
+    )

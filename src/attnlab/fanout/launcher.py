@@ -193,27 +193,39 @@ class FanOut:
         if not ready or free <= 0:
             return
         resumable = resumable_units(run_root_from_env(self.environ))  # a few folders
-        for unit in launch_units(ready, free, self.seed_groups, resumable):
-            whole = resumes_whole(unit, resumable)
-            stages = unit if self.limit is None else self.limit.admit(unit, whole)
-            if not stages:
-                continue
-            busy = Counter(child.device for child in self._children() if child.device)
-            device = self.resources.pick_device(busy)
-            attempt = max(self._attempts[name] for name in stages) + 1
-            log = self.root / LOG_FOLDER / f"{child_name(stages)}.log"
-            if attempt == 1:
-                log.unlink(missing_ok=True)  # a previous fan-out's log
-            for name in stages:
-                self._attempts[name] = attempt
-                result.logs[name] = log
-            env = self.resources.child_environment(self.environ, device)
-            grouped = runs_as_group(stages, self.seed_groups)
-            # A stage whose output here is not its lock entry's runs as plain `dvc repro`.
-            allow_missing = self.allow_missing and not self.plan.out_of_lock & set(stages)
-            child = self.start(stages, self.root, log, env, device, attempt, allow_missing, grouped)
-            for name in stages:
-                self._running[name] = child
+        while free > 0 and ready:
+            units = launch_units(ready, free, self.seed_groups, resumable)
+            refused = False
+            for unit in units:
+                whole = resumes_whole(unit, resumable)
+                stages = unit if self.limit is None else self.limit.admit(unit, whole)
+                if stages:
+                    self._launch(stages, result)
+                    free -= 1
+                refused = refused or not stages
+            if not refused:  # a unit the limit refused leaves its place to the next one
+                return
+            considered = {name for unit in units for name in unit}
+            ready = [name for name in ready if name not in considered]
+
+    def _launch(self, stages: tuple[str, ...], result: FanOutResult) -> None:
+        """Start ``stages`` as one child on the least busy device."""
+        busy = Counter(child.device for child in self._children() if child.device)
+        device = self.resources.pick_device(busy)
+        attempt = max(self._attempts[name] for name in stages) + 1
+        log = self.root / LOG_FOLDER / f"{child_name(stages)}.log"
+        if attempt == 1:
+            log.unlink(missing_ok=True)  # a previous fan-out's log
+        for name in stages:
+            self._attempts[name] = attempt
+            result.logs[name] = log
+        env = self.resources.child_environment(self.environ, device)
+        grouped = runs_as_group(stages, self.seed_groups)
+        # A stage whose output here is not its lock entry's runs as plain `dvc repro`.
+        allow_missing = self.allow_missing and not self.plan.out_of_lock & set(stages)
+        child = self.start(stages, self.root, log, env, device, attempt, allow_missing, grouped)
+        for name in stages:
+            self._running[name] = child
 
     def _collect(self, result: FanOutResult) -> None:
         for child in self._children():

@@ -47,8 +47,9 @@ def launch_units(
             False starts every stage alone.
         resumable: The units of training with a resume point, newest first
             (:func:`~attnlab.fanout.resume_points.resumable_units`): the ready train
-            stages of one start as that unit, in its order (a lone seed alone), and
-            are never split or joined to others.
+            stages of one start as that unit, in its order (a lone seed alone), are
+            never split or joined to others, and start before every other unit: work
+            stopped part-way finishes before new work begins.
     """
     units: list[list[str]] = []
     by_variant: dict[tuple[str, str], list[str]] = {}
@@ -64,6 +65,7 @@ def launch_units(
             by_variant[key] = [name]
             units.append(by_variant[key])
     pieces = [piece for unit in units for piece in _pieces(unit, resumable)]
+    pieces.sort(key=lambda piece: not piece[1])  # work stopped part-way first (stable)
     kept = pieces[: max(free, 0)]
     while len(kept) < free:  # a free place would idle: split the largest group
         largest = max((unit for unit, whole in kept if not whole), key=len, default=[])
