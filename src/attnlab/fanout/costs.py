@@ -165,15 +165,15 @@ def catalogue_costs(params: Params, record: RecordedCosts, done: Done | None = N
     done = done or {}
     costs = StageCosts()
     for name in params.variants:
-        source = _priced_as(params, record, name)
-        if source is None:
+        priced = _priced_as(params, record, name)
+        if priced is None:
             costs.unrecorded.append(name)
             continue
+        source, per_step = priced
         if source != name:
             costs.borrowed[name] = source
         if record.on_other_kernels(source):
             costs.other_kernels.append(name)
-        per_step = record.step_seconds(source) or 0.0
         for seed in params.seeds_of(name):
             steps = TrainJob.from_params(params, name, seed).steps
             train = seeded_stage("train", name, seed, params.seeds)
@@ -191,11 +191,11 @@ def catalogue_costs(params: Params, record: RecordedCosts, done: Done | None = N
             costs.add(train, per_step * max(0, steps - done.get((name, seed), 0)))
             costs.add(seeded_stage("winograd-score", name, seed, params.seeds), 0.0, (train,))
     for study_name, study in params.sweeps.studies.items():
-        source = _priced_as(params, record, study.variant)
-        if source is None:
+        priced = _priced_as(params, record, study.variant)
+        if priced is None:
             costs.unrecorded.append(f"sweep {study_name} ({study.variant})")
             continue
-        per_step = record.step_seconds(source) or 0.0
+        source, per_step = priced
         full = TrainJob.from_params(params, study.variant).steps
         trial_steps = max(1, round(full * study.budget))
         costs.add(f"sweep@{study_name}", study.trials * trial_steps * per_step)
@@ -205,23 +205,21 @@ def catalogue_costs(params: Params, record: RecordedCosts, done: Done | None = N
     return costs
 
 
-def _priced_as(params: Params, record: RecordedCosts, name: str) -> str | None:
-    """The variant whose runs price ``name``'s step: itself, else a recorded twin (or None).
+def _priced_as(params: Params, record: RecordedCosts, name: str) -> tuple[str, float] | None:
+    """``(variant, seconds per step)`` that price ``name``: itself, else a recorded twin.
 
-    A twin trains the same model on batches of the same size, so its steps take as long.
+    None when neither is recorded. A twin trains the same model on batches of the same
+    size, so its steps take as long.
     """
-    if record.step_seconds(name) is not None:
-        return name
-
-    def shape(variant: str) -> tuple:
-        resolved = params.variant(variant)
-        return resolved.model, resolved.train.batch_size
-
-    return next(
-        (
-            other
-            for other in params.variants
-            if shape(other) == shape(name) and record.step_seconds(other) is not None
-        ),
-        None,
-    )
+    resolved = params.variant(name)
+    shape = (resolved.model, resolved.train.batch_size)
+    twins = [
+        other
+        for other in params.variants
+        if (params.variant(other).model, params.variant(other).train.batch_size) == shape
+    ]
+    for source in (name, *twins):
+        per_step = record.step_seconds(source)
+        if per_step is not None:
+            return source, per_step
+    return None
