@@ -7,6 +7,7 @@ the catalogue's order, under the seed asked for, an alias row under its own name
 
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 
 from attnlab import paths
 from attnlab.catalogue import CATALOGUE_FILE, catalogue, parse_catalogue
-from attnlab.charts import chart_csv, chart_runs, curve_file, write_charts
+from attnlab.charts import POINTS_PER_ROW, chart_csv, chart_runs, curve_file, thinned, write_charts
 from attnlab.config.files import params_files, read_params_mapping
 from attnlab.errors import AttnlabError
 
@@ -57,6 +58,31 @@ def test_a_chart_holds_the_rows_trained_in_catalogue_order_from_one_seed(project
     )
     # The other seed's run is a chart of its own when that seed is asked for.
     assert "ladder-mlp,1,2.0\n" in chart_csv(loss, catalogue(), ALIASES, SEED + 1)
+
+
+def test_a_long_curve_is_drawn_from_every_kth_step_and_its_last(project):
+    loss = _chart("E02-train-loss")
+    _write(curve_file(loss, "ladder-mlp", SEED), "loss", [float(s) for s in range(3001)])
+    _write(curve_file(loss, "ladder-average", SEED), "loss", [1.0] * POINTS_PER_ROW)
+    rows = chart_csv(loss, catalogue(), ALIASES, SEED).splitlines()[1:]
+    steps = {
+        name: [int(line.split(",")[1]) for line in rows if line.startswith(name + ",")]
+        for name in ("ladder-mlp", "ladder-average")
+    }
+    # 3001 points at most 500 a row: every 7th (ceil(3001 / 500)) from step 0, then step 3000.
+    assert steps["ladder-mlp"] == [*range(0, 3000, 7), 3000]
+    assert "ladder-mlp,3000,3000.0" in rows  # a kept step keeps its own value
+    assert steps["ladder-average"] == list(range(POINTS_PER_ROW))  # short enough: whole
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 499, 500, 501, 999, 1000, 1001, 3001, 12345])
+def test_thinning_keeps_the_ends_and_at_most_one_point_over_the_bound(length):
+    points = [[str(step), "0"] for step in range(length)]
+    kept = thinned(points, 500)
+    assert len(kept) <= 501 and kept == sorted(kept, key=lambda p: int(p[0]))
+    assert kept[:1] == points[:1] and kept[-1:] == points[-1:]
+    gaps = {int(b[0]) - int(a[0]) for a, b in pairwise(kept)}
+    assert max(gaps, default=0) <= -(-length // 500)  # evenly spaced, none wider than k
 
 
 def test_an_alias_row_draws_its_variants_run_under_its_own_name(project):

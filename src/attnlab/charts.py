@@ -11,6 +11,11 @@ row whose run has no curve yet is left out, so a partial catalogue still charts,
 a row whose run is stale (its ``train.json`` states another configuration than the params
 give it, :mod:`attnlab.config.fingerprint`): a chart never draws a 15-step curve beside
 3000-step ones.
+
+A curve longer than :data:`POINTS_PER_ROW` is drawn from every k-th point of it (the first
+and the last always among them): the train loss logs every step, and nine rows of 3000
+steps made a megabyte file that the browser draws no better than a tenth of it. The whole
+curve stays in ``reports/curves``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from attnlab.errors import AttnlabError
 from attnlab.files import write_atomically
 
 VARIANT = "variant"  # the column .dvc/plots/variants.json colours by
+# Enough for a chart a few hundred pixels wide to show every bend of a curve.
+POINTS_PER_ROW = 500
 
 
 def curve_file(chart: Chart, run: str, seed: int) -> Path:
@@ -49,6 +56,18 @@ def _read_curve(path: Path) -> tuple[str, list[list[str]]]:
     if len(header) != 2 or header[0] != "step":
         raise AttnlabError(f"{path}: expected the columns step,<value>, found {','.join(header)}")
     return header[1], points
+
+
+def thinned(points: list[list[str]], most: int = POINTS_PER_ROW) -> list[list[str]]:
+    """Every k-th of ``points`` from the first, k as small as keeps at most ``most``; and the last.
+
+    A curve of ``most`` points or fewer is kept whole.
+    """
+    stride = max(1, -(-len(points) // most))  # ceiling division
+    kept = points[::stride]
+    if (len(points) - 1) % stride:
+        kept.append(points[-1])  # the curve's end is the number its report quotes
+    return kept
 
 
 def chart_csv(
@@ -76,7 +95,7 @@ def chart_csv(
         if field is not None and column != field:
             raise AttnlabError(f"{path}: its column {column!r} is not the chart's {field!r}")
         field = column
-        lines.extend([row, step, value] for step, value in points)
+        lines.extend([row, step, value] for step, value in thinned(points))
     if field is None:
         return None
     text = io.StringIO(newline="")
