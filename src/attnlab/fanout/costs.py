@@ -195,7 +195,7 @@ def catalogue_costs(params: Params, record: RecordedCosts, done: Done | None = N
         if priced is None:
             costs.unrecorded.append(f"sweep {study_name} ({study.variant})")
             continue
-        source, per_step = priced
+        _, per_step = priced
         full = TrainJob.from_params(params, study.variant).steps
         trial_steps = max(1, round(full * study.budget))
         costs.add(f"sweep@{study_name}", study.trials * trial_steps * per_step)
