@@ -62,6 +62,12 @@ def test_pairing_uses_the_matching_seeds_only():
     assert "per seed 1: 0.98, 2: 0.98" in verdict.evidence and "4:" not in verdict.evidence
 
 
+def test_the_means_shown_are_over_the_paired_seeds_only():
+    # mlp's seed 4 has no four-heads partner: its 500 must not enter the mean shown.
+    verdict = judge(CLAIM["E02.8"], ladder({1: 98.0, 2: 107.8, 4: 500.0}, FOUR))
+    assert "= 102.9," in verdict.evidence and "= 105:" in verdict.evidence
+
+
 def test_no_shared_seed_cannot_be_decided():
     verdict = judge(CLAIM["E02.8"], ladder({5: 90.0, 6: 80.0}, FOUR))
     assert verdict.status == "not run" and "share no seed" in verdict.evidence

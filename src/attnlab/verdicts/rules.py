@@ -213,7 +213,11 @@ def _paired_rule(a: Ref, b: Ref, bounds: Bounds, log: bool, test: str, what: str
         if log and any(y == 0 for _, y in pairs.values()):
             raise ZeroDivisionError(f"{b.label} is 0")
         per_seed = {s: x / y if log else x - y for s, (x, y) in pairs.items()}
-        means = f"{a.label} = {fmt(_mean(values[a]))}, {b.label} = {fmt(_mean(values[b]))}"
+        # The means shown are over the paired seeds only: a side with extra seeds (one
+        # variant shared by two claims) must not show a mean the ratio never read.
+        mean_a = _mean({s: x for s, (x, _) in pairs.items()})
+        mean_b = _mean({s: y for s, (_, y) in pairs.items()})
+        means = f"{a.label} = {fmt(mean_a)}, {b.label} = {fmt(mean_b)}"
         outcome = decide_values(per_seed, bounds, exact, log)
         name = "ratio" if log else "difference"
         digits = f"{math.exp(_mean_log(per_seed)):.3f}" if log else fmt(_mean(per_seed))
