@@ -116,12 +116,14 @@ def ratio_cell(a: Mapping[Seed, float], b: Mapping[Seed, float]) -> str:
     ratio = paired_ratio(a, b)
     if ratio is None:
         return MISSING
-    detail = ", ".join(f"seed {s}: {r:.3f}" for s, r in ratio.ratios.items() if s is not None)
+    # Printed as the verdicts print the same ratio: a fixed three decimals turned the lower
+    # end 0.9999 of an interval that straddles 1 into "1.000", which reads as excluding it.
+    detail = ", ".join(f"seed {s}: {fmt(r)}" for s, r in ratio.ratios.items() if s is not None)
     if ratio.interval is None:
         suffix = "" if None in ratio.ratios else " (n = 1)"
-        return Cell.of(f"{ratio.centre:.3f}{suffix}", detail)
+        return Cell.of(f"{fmt(ratio.centre)}{suffix}", detail)
     low, high = ratio.interval
-    return Cell.of(f"{ratio.centre:.3f} [{low:.3f}, {high:.3f}] ({ratio.logs.n})", detail)
+    return Cell.of(f"{fmt(ratio.centre)} [{fmt(low)}, {fmt(high)}] ({ratio.logs.n})", detail)
 
 
 def tsv_table(title: str, rows: Sequence[dict[str, str]], note: str = "") -> Table | None:
