@@ -21,6 +21,7 @@ from attnlab.config.files import read_params_mapping
 from attnlab.report import build_report, load_results
 from attnlab.report.sections import LAYOUTS
 from attnlab.verdicts import HOLDS, decide
+from attnlab.verdicts.number_format import fmt
 
 GUIDE = ROOT / "docs" / "adding-an-experiment.md"
 PPL = {"e20-two-heads": (110.0, 112.0, 111.0), "e20-eight-heads": (100.0, 101.0, 99.0)}
@@ -76,7 +77,7 @@ def test_a_new_experiment_is_laid_out_and_decided_from_its_entry_alone(tmp_path)
     assert "| 2 heads | 477,696 |" in table and "| 111 ± " in table
     two, eight = PPL.values()
     ratio = math.exp(statistics.fmean(math.log(a / b) for a, b in zip(eight, two, strict=True)))
-    assert "| 8 heads | 477,696 |" in table and f"| {ratio:.3f} [" in table  # paired by seed
+    assert "| 8 heads | 477,696 |" in table and f"| {fmt(ratio)} [" in table  # paired by seed
     claims = section.split("### Claims", 1)[1]
     assert "| E20.1 | eight heads beat two |" in claims and "**holds**" in claims
     verdict = next(v for v in report.verdicts if v.claim.id == "E20.1")
